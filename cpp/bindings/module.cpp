@@ -1,0 +1,297 @@
+// Thin pybind11 layer: converts arrays, releases the GIL around engine calls, turns C++ errors
+// into Python exceptions and lets Ctrl-C stop a search. Validation with friendly messages
+// happens in the Python package; checks here only guard memory safety.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "salsox/count_loss.hpp"
+#include "salsox/count_table.hpp"
+#include "salsox/draws.hpp"
+#include "salsox/evaluate.hpp"
+#include "salsox/pairwise_state.hpp"
+#include "salsox/search.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace py = pybind11;
+using namespace salsox;
+
+namespace {
+
+template <class Int>
+using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast>;
+
+template <class Int>
+CompactDraws* make_draws(const CArray<Int>& raw) {
+  if (raw.ndim() != 2) throw std::invalid_argument("draws must be a 2-D array");
+  const auto H = raw.shape(0), n = raw.shape(1);
+  const Int* data = raw.data();
+  py::gil_scoped_release release;
+  return new CompactDraws(data, H, n);
+}
+
+LossKind parse_kind(const std::string& kind) {
+  if (kind == "binder") return LossKind::Binder;
+  if (kind == "VI") return LossKind::VI;
+  if (kind == "omARI") return LossKind::OMARI;
+  if (kind == "NVI") return LossKind::NVI;
+  if (kind == "ID") return LossKind::ID;
+  if (kind == "NID") return LossKind::NID;
+  throw std::invalid_argument("unknown count-based loss '" + kind + "'");
+}
+
+PairwiseKind parse_pairwise(const std::string& kind) {
+  if (kind == "binder") return PairwiseKind::Binder;
+  if (kind == "VI.lb") return PairwiseKind::VILowerBound;
+  if (kind == "omARI.approx") return PairwiseKind::OMARIApprox;
+  throw std::invalid_argument("unknown pairwise loss '" + kind + "'");
+}
+
+void check_estimates(const CArray<std::int32_t>& est, std::int64_t n) {
+  if (est.ndim() != 2 || est.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+  const std::int32_t* e = est.data();
+  for (py::ssize_t x = 0; x < est.size(); ++x)
+    if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
+}
+
+// Ctrl-C: polled from the calling thread while the GIL is released.
+bool python_interrupted() {
+  py::gil_scoped_acquire acquire;
+  if (PyErr_CheckSignals() != 0) {
+    PyErr_Clear();
+    return true;
+  }
+  return false;
+}
+
+SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
+                           std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed) {
+  SearchOptions o;
+  o.n_runs = n_runs;
+  o.max_zealous = max_zealous;
+  o.prob_sequential = prob_sequential;
+  o.max_scans = max_scans;
+  o.seconds = seconds;
+  o.n_jobs = n_jobs;
+  o.seed = seed;
+  return o;
+}
+
+py::dict to_python(const SearchResult& res) {
+  if (res.interrupted) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  py::list runs;
+  for (const auto& r : res.runs) {
+    py::dict d;
+    d["done"] = r.done;
+    d["loss"] = r.loss;
+    d["initialization"] = r.sequential ? "sequential" : "random";
+    d["scans"] = r.scans;
+    d["zealous_attempts"] = r.zealous_attempts;
+    d["zealous_accepts"] = r.zealous_accepts;
+    d["seconds"] = r.seconds;
+    runs.append(d);
+  }
+  py::dict out;
+  out["runs"] = runs;
+  out["best"] = res.best;
+  out["runs_done"] = res.runs_done;
+  out["budget_exhausted"] = res.budget_exhausted;
+  out["seconds"] = res.seconds;
+  if (res.best >= 0) {
+    const auto& lab = res.runs[res.best].labels;
+    py::array_t<std::int32_t> labels(static_cast<py::ssize_t>(lab.size()));
+    std::copy(lab.begin(), lab.end(), labels.mutable_data());
+    out["labels"] = labels;
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "salsox C++ engine (internal; use the salsox package)";
+
+  py::class_<CompactDraws>(m, "CompactDraws")
+      .def(py::init(&make_draws<std::int64_t>), py::arg("labels"))
+      .def(py::init(&make_draws<std::int32_t>), py::arg("labels"))
+      .def_property_readonly("n", &CompactDraws::n)
+      .def_property_readonly("H", &CompactDraws::H)
+      .def_property_readonly("kmax", &CompactDraws::kmax)
+      .def_property_readonly("label_bits", [](const CompactDraws& d) { return d.wide() ? 16 : 8; })
+      .def_property_readonly("nbytes", &CompactDraws::label_bytes)
+      .def_property_readonly("clusters_per_draw",
+                             [](const CompactDraws& d) {
+                               const auto& k = d.clusters_per_draw();
+                               return py::array_t<std::int32_t>(static_cast<py::ssize_t>(k.size()), k.data());
+                             })
+      .def("draw", [](const CompactDraws& d, std::int64_t h) {
+        if (h < 0 || h >= d.H()) throw py::index_error("draw index out of range");
+        const auto row = d.draw(h);
+        return py::array_t<std::int32_t>(static_cast<py::ssize_t>(row.size()), row.data());
+      });
+
+  py::class_<CountLoss>(m, "CountLoss")
+      .def_static(
+          "builtin",
+          [](const std::string& kind, double a, double b, std::int64_t n) {
+            return CountLoss::builtin(parse_kind(kind), a, b, n);
+          },
+          py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("n"))
+      .def_static(
+          "tabulated",
+          [](std::vector<double> g_draw, std::vector<double> g_est, std::vector<double> g_cell) {
+            return CountLoss::tabulated(std::move(g_draw), std::move(g_est), std::move(g_cell));
+          },
+          py::arg("g_draw"), py::arg("g_est"), py::arg("g_cell"))
+      .def_property_readonly("n", [](const CountLoss& L) { return static_cast<std::int64_t>(L.g_cell.size()) - 2; })
+      .def_property_readonly("additive", &CountLoss::additive);
+
+  m.def(
+      "expected_losses",
+      [](const CompactDraws& draws, const CountLoss& loss, const CArray<std::int32_t>& estimates,
+         int n_jobs) {
+        check_estimates(estimates, draws.n());
+        if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
+          throw std::invalid_argument("loss tables are shorter than n + 1");
+        const std::int64_t M = estimates.shape(0);
+        const std::int32_t* e = estimates.data();
+        std::vector<double> out;
+        {
+          py::gil_scoped_release release;
+          out = draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs); });
+        }
+        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1);
+
+  m.def(
+      "pairwise_losses",
+      [](const CArray<double>& psm, const std::string& kind, double a, double b,
+         const CArray<std::int32_t>& estimates, int n_jobs) {
+        const std::int64_t n = psm.shape(0);
+        if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
+        check_estimates(estimates, n);
+        const std::int64_t M = estimates.shape(0);
+        std::vector<double> out;
+        {
+          py::gil_scoped_release release;
+          out = pairwise_losses(psm.data(), n, 1.0, parse_pairwise(kind), a, b, estimates.data(), M, n_jobs);
+        }
+        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+      },
+      py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("estimates"),
+      py::arg("n_jobs") = 1);
+
+  m.def(
+      "coclustering",
+      [](const CompactDraws& draws, int n_jobs) {
+        const std::int64_t n = draws.n();
+        py::array_t<std::int32_t> co({n, n});
+        std::int32_t* out = co.mutable_data();
+        {
+          py::gil_scoped_release release;
+          draws.visit([&](auto v) { coclustering(v, out, n_jobs); });
+        }
+        return co;
+      },
+      py::arg("draws"), py::arg("n_jobs") = 1);
+
+  m.def(
+      "salso_counts",
+      [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
+         std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
+         std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed) {
+        if (max_clusters < 1 || max_clusters > draws.n()) throw std::invalid_argument("max_clusters out of range");
+        if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
+          throw std::invalid_argument("loss tables are shorter than n + 1");
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed);
+        SearchResult res;
+        {
+          py::gil_scoped_release release;
+          res = draws.visit([&](auto v) {
+            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+            return run_salso([&] { return std::make_unique<CountTableState<Label>>(v, loss, max_clusters); },
+                             opts, python_interrupted);
+          });
+        }
+        return to_python(res);
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"),
+      py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
+      py::arg("n_jobs"), py::arg("seed"));
+
+  m.def(
+      "salso_coclustering_binder",
+      [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters,
+         std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
+         double seconds, int n_jobs, std::uint64_t seed) {
+        const std::int64_t n = co.shape(0);
+        if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
+        if (max_clusters < 1 || max_clusters > n) throw std::invalid_argument("max_clusters out of range");
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed);
+        const std::int32_t* sim = co.data();
+        SearchResult res;
+        {
+          py::gil_scoped_release release;
+          res = run_salso(
+              [&] {
+                return std::make_unique<PairwiseState<std::int32_t>>(sim, n, static_cast<double>(H),
+                                                                     PairwiseKind::Binder, a, b, max_clusters);
+              },
+              opts, python_interrupted);
+        }
+        return to_python(res);
+      },
+      py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
+      py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
+      py::arg("n_jobs"), py::arg("seed"));
+
+  m.def(
+      "salso_psm",
+      [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters,
+         std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
+         double seconds, int n_jobs, std::uint64_t seed) {
+        const std::int64_t n = psm.shape(0);
+        if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
+        if (max_clusters < 1 || max_clusters > n) throw std::invalid_argument("max_clusters out of range");
+        const auto pk = parse_pairwise(kind);
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed);
+        const double* sim = psm.data();
+        SearchResult res;
+        {
+          py::gil_scoped_release release;
+          res = run_salso(
+              [&] { return std::make_unique<PairwiseState<double>>(sim, n, 1.0, pk, a, b, max_clusters); },
+              opts, python_interrupted);
+        }
+        return to_python(res);
+      },
+      py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
+      py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
+      py::arg("n_jobs"), py::arg("seed"));
+
+  m.def("max_threads", [] {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+  });
+  m.def("has_openmp", [] {
+#ifdef _OPENMP
+    return true;
+#else
+    return false;
+#endif
+  });
+}

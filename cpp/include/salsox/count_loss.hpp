@@ -1,0 +1,138 @@
+// The one abstraction every built-in (and tabulated plugin) loss shares, after the salso crate's
+// count-based loss trait: for a draw rho and an estimate rho-hat of m items,
+//   L(rho, rho-hat) = combine(m, D, E, J),
+//   D = sum over draw clusters S of g_draw(|S|),
+//   E = sum over estimate clusters T of g_est(|T|),
+//   J = sum over contingency cells of g_cell(|S n T|).
+// g_* are tabulated once for 0..n, so an allocation step only reads tables.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace salsox {
+
+enum class LossKind { Binder, VI, OMARI, NVI, ID, NID, Tabulated };
+
+inline double xlog2x(double x) { return x > 0 ? x * std::log2(x) : 0.0; }
+
+struct CountLoss {
+  LossKind kind = LossKind::VI;
+  double a = 1.0, b = 1.0;
+  std::vector<double> g_draw, g_est, g_cell;  // each of length n + 1
+
+  // Additive losses (Binder, VI, tabulated plugins) have combine = (D + E + J) / norm(m): the
+  // best allocation then depends only on changes of E and J, the paper's shortcut.
+  bool additive() const {
+    return kind == LossKind::Binder || kind == LossKind::VI || kind == LossKind::Tabulated;
+  }
+
+  static CountLoss builtin(LossKind kind, double a, double b, std::int64_t n) {
+    if (kind == LossKind::Tabulated) throw std::invalid_argument("tabulated losses need tables");
+    CountLoss L;
+    L.kind = kind;
+    L.a = a;
+    L.b = b;
+    auto tab = [n](auto g) {
+      std::vector<double> t(static_cast<std::size_t>(n) + 2);
+      for (std::size_t x = 0; x < t.size(); ++x) t[x] = g(static_cast<double>(x));
+      return t;
+    };
+    switch (kind) {
+      case LossKind::Binder:
+        L.g_draw = tab([a](double x) { return a * x * x; });
+        L.g_est = tab([b](double x) { return b * x * x; });
+        L.g_cell = tab([a, b](double x) { return -(a + b) * x * x; });
+        break;
+      case LossKind::VI:
+        L.g_draw = tab([a](double x) { return a * xlog2x(x); });
+        L.g_est = tab([b](double x) { return b * xlog2x(x); });
+        L.g_cell = tab([a, b](double x) { return -(a + b) * xlog2x(x); });
+        break;
+      case LossKind::OMARI:
+        L.g_draw = L.g_est = L.g_cell = tab([](double x) { return x * (x - 1) / 2; });
+        break;
+      default:  // NVI, ID, NID: entropies
+        L.g_draw = L.g_est = L.g_cell = tab([](double x) { return xlog2x(x); });
+    }
+    return L;
+  }
+
+  // Tables from a plugin, already evaluated at 0..n; combine is D + E + J.
+  static CountLoss tabulated(std::vector<double> g_draw, std::vector<double> g_est,
+                             std::vector<double> g_cell) {
+    CountLoss L;
+    L.kind = LossKind::Tabulated;
+    const std::size_t len = g_cell.size();
+    if (len < 2 || g_draw.size() != len || g_est.size() != len)
+      throw std::invalid_argument("tabulated loss tables must all have length n + 1");
+    // One spare entry keeps `table[x + 1]` valid for x = n.
+    for (auto* t : {&g_draw, &g_est, &g_cell}) t->push_back(t->back());
+    L.g_draw = std::move(g_draw);
+    L.g_est = std::move(g_est);
+    L.g_cell = std::move(g_cell);
+    return L;
+  }
+
+  double combine(double m, double D, double E, double J) const {
+    switch (kind) {
+      case LossKind::Binder: return (D + E + J) / (m * m);
+      case LossKind::VI: return (D + E + J) / m;
+      case LossKind::Tabulated: return D + E + J;
+      case LossKind::OMARI: return omari(m, D, E, J);
+      case LossKind::NVI: return nvi(m, D, E, J);
+      case LossKind::ID: return id(m, D, E, J);
+      case LossKind::NID: return nid(m, D, E, J);
+    }
+    return 0.0;
+  }
+
+  // 1 - adjusted Rand index from pair counts; identical trivial partitions (the only case
+  // with a zero denominator) have ARI 1.
+  static double omari(double m, double A, double B, double X) {
+    const double N = m * (m - 1) / 2;
+    if (N <= 0) return 0.0;
+    const double expected = A * B / N;
+    const double denom = 0.5 * (A + B) - expected;
+    if (denom == 0.0) return 0.0;
+    return 1.0 - (X - expected) / denom;
+  }
+
+  struct Entropies {
+    double draw, est, joint, mutual;
+  };
+  // Entropies (bits) from sums of x log2 x; clamped at 0 against rounding.
+  static Entropies entropies(double m, double D, double E, double J) {
+    const double lm = std::log2(m);
+    Entropies e;
+    e.draw = std::max(0.0, lm - D / m);
+    e.est = std::max(0.0, lm - E / m);
+    e.joint = std::max(0.0, lm - J / m);
+    e.mutual = e.draw + e.est - e.joint;
+    return e;
+  }
+  // An entropy this small is an exact zero (the smallest positive entropy of a partition of m
+  // items is about log2(m) / m), so divisions by it are avoided.
+  static bool negligible(double h, double m) { return h <= 1e-12 * std::max(1.0, std::log2(m)); }
+
+  static double nvi(double m, double D, double E, double J) {
+    const Entropies e = entropies(m, D, E, J);
+    if (negligible(e.joint, m)) return 0.0;
+    return std::max(0.0, 1.0 - e.mutual / e.joint);
+  }
+  static double id(double m, double D, double E, double J) {
+    const Entropies e = entropies(m, D, E, J);
+    return std::max(0.0, std::max(e.draw, e.est) - e.mutual);
+  }
+  static double nid(double m, double D, double E, double J) {
+    const Entropies e = entropies(m, D, E, J);
+    const double top = std::max(e.draw, e.est);
+    if (negligible(top, m)) return 0.0;
+    return std::max(0.0, 1.0 - e.mutual / top);
+  }
+};
+
+}  // namespace salsox

@@ -1,0 +1,282 @@
+// The four SALSO phases (Dahl, Johnson & Mueller 2022, Algorithm 1): initialisation by
+// sequential allocation or random labels, sweetening scans, zealous updates, recording; and the
+// multi-run driver. Written once against the State concept:
+//   clear(), add(i, k), remove(i), close_slot(k), score(i, out), expected_loss(),
+//   slots(), size(k), label(i), labels(), rebuild(labels), n(), max_clusters().
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "rng.hpp"
+
+namespace salsox {
+
+struct SearchOptions {
+  std::int64_t n_runs = 16;
+  std::int32_t max_zealous = 10;
+  double prob_sequential = 0.5;
+  std::int64_t max_scans = 0;  // 0: scan until nothing changes
+  double seconds = 0.0;        // 0: no time budget
+  int n_jobs = 1;
+  std::uint64_t seed = 0;
+};
+
+struct RunResult {
+  bool done = false;
+  std::vector<std::int32_t> labels;
+  double loss = std::numeric_limits<double>::infinity();
+  bool sequential = false;
+  std::int64_t scans = 0;
+  std::int32_t zealous_attempts = 0;
+  std::int32_t zealous_accepts = 0;
+  double seconds = 0.0;
+};
+
+struct SearchResult {
+  std::vector<RunResult> runs;  // one per requested run; `done` says whether it ran
+  std::int64_t best = -1;       // index of the best completed run
+  std::int64_t runs_done = 0;
+  bool interrupted = false;
+  bool budget_exhausted = false;
+  double seconds = 0.0;
+};
+
+// Thrown inside a run when the search must stop (Ctrl-C); never escapes run_salso.
+struct SearchAborted {};
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Shared between the threads of one search: stop flag, and the interrupt poll, which only the
+// calling thread (OpenMP thread 0) may run because it may touch the Python interpreter.
+class StopControl {
+ public:
+  explicit StopControl(std::function<bool()> interrupt) : interrupt_(std::move(interrupt)) {}
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
+  void stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool interrupted() const { return interrupted_; }
+  // Cheap; call often. Polls the interrupt at most every 50 ms, on thread 0 only.
+  void poll() {
+    if (stopped()) throw SearchAborted{};
+#ifdef _OPENMP
+    if (omp_get_thread_num() != 0) return;
+#endif
+    if (!interrupt_ || ++tick_ % 64 != 0) return;
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::milliseconds(50)) return;
+    last_ = now;
+    if (interrupt_()) {
+      interrupted_ = true;
+      stop();
+      throw SearchAborted{};
+    }
+  }
+
+ private:
+  std::function<bool()> interrupt_;
+  std::atomic<bool> stop_{false};
+  bool interrupted_ = false;
+  std::uint64_t tick_ = 0;
+  Clock::time_point last_ = Clock::now();
+};
+
+template <class State>
+class SalsoRun {
+ public:
+  SalsoRun(State& state, const SearchOptions& opts, std::uint64_t run, StopControl& control)
+      : st_(state), opts_(opts), rng_(opts.seed, run), control_(control),
+        scores_(static_cast<std::size_t>(state.max_clusters()) + 2) {}
+
+  RunResult operator()() {
+    RunResult res;
+    const auto t0 = Clock::now();
+    res.sequential = rng_.uniform() < opts_.prob_sequential;
+    if (res.sequential) initialise_sequentially();
+    else initialise_randomly();
+    res.scans = sweeten();
+    zealous_updates(res);
+    res.loss = st_.expected_loss();
+    res.labels = st_.labels();
+    res.seconds = seconds_since(t0);
+    res.done = true;
+    return res;
+  }
+
+ private:
+  // Best slot for unallocated item i among occupied slots and a new cluster (never beyond the
+  // cluster cap). `hole` is a slot left empty by the item's removal; it stands for the new one.
+  std::int32_t choose(std::int64_t i, std::int32_t hole) {
+    control_.poll();
+    st_.score(i, scores_.data());
+    const std::int32_t q = st_.slots();
+    std::int32_t best = -1;
+    double best_score = std::numeric_limits<double>::infinity();
+    for (std::int32_t k = 0; k < q; ++k) {
+      if (k == hole) continue;
+      if (scores_[k] < best_score) {
+        best_score = scores_[k];
+        best = k;
+      }
+    }
+    const std::int32_t occupied = q - (hole >= 0 ? 1 : 0);
+    if (occupied < st_.max_clusters() && (best < 0 || scores_[q] < best_score))
+      best = hole >= 0 ? hole : q;
+    return best;
+  }
+
+  void initialise_sequentially() {
+    st_.clear();
+    rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
+    for (std::int64_t i : order_) st_.add(i, choose(i, -1));
+  }
+
+  void initialise_randomly() {
+    const std::int64_t n = st_.n();
+    std::vector<std::int32_t> labels(n), slot_of(st_.max_clusters(), -1);
+    std::int32_t q = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto c = static_cast<std::int32_t>(rng_.below(st_.max_clusters()));
+      if (slot_of[c] < 0) slot_of[c] = q++;
+      labels[i] = slot_of[c];
+    }
+    st_.rebuild(labels);
+  }
+
+  // Reallocates item i; returns whether the partition changed.
+  bool reallocate(std::int64_t i) {
+    const std::int32_t old = st_.label(i);
+    st_.remove(i);
+    const std::int32_t hole = st_.size(old) == 0 ? old : -1;
+    const std::int32_t k = choose(i, hole);
+    st_.add(i, k);
+    if (hole >= 0 && k != hole) st_.close_slot(hole);
+    return k != old;
+  }
+
+  std::int64_t sweeten() {
+    std::int64_t scans = 0;
+    for (;;) {
+      if (opts_.max_scans > 0 && scans >= opts_.max_scans) break;
+      rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
+      bool changed = false;
+      for (std::int64_t i : order_) changed |= reallocate(i);
+      ++scans;
+      if (!changed) break;
+    }
+    return scans;
+  }
+
+  void zealous_updates(RunResult& res) {
+    const std::int32_t q0 = st_.slots();
+    std::vector<std::int32_t> clusters;
+    rng_.permutation(clusters, static_cast<std::size_t>(q0));
+    const std::int32_t attempts = std::min<std::int32_t>(opts_.max_zealous, q0);
+    std::vector<std::int64_t> members;
+    for (std::int32_t t = 0; t < attempts; ++t) {
+      const std::int32_t c = clusters[t];
+      if (c >= st_.slots()) continue;  // earlier accepted updates merged clusters away
+      ++res.zealous_attempts;
+      const double before = st_.expected_loss();
+      snapshot_ = st_.labels();
+      members.clear();
+      for (std::int64_t i = 0; i < st_.n(); ++i)
+        if (st_.label(i) == c) members.push_back(i);
+      for (std::int64_t i : members) st_.remove(i);
+      st_.close_slot(c);
+      rng_.shuffle(members);
+      for (std::int64_t i : members) st_.add(i, choose(i, -1));
+      const double after = st_.expected_loss();
+      if (before < after) st_.rebuild(snapshot_);
+      else if (after < before) ++res.zealous_accepts;
+    }
+  }
+
+  State& st_;
+  const SearchOptions& opts_;
+  Rng rng_;
+  StopControl& control_;
+  std::vector<double> scores_;
+  std::vector<std::int64_t> order_;
+  std::vector<std::int32_t> snapshot_;
+};
+
+// Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream
+// (seed, r), so the result does not depend on the number of threads. `make_state` builds one
+// per-thread state. Exceptions from a run stop the search and are rethrown here.
+template <class MakeState>
+SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
+                       std::function<bool()> interrupt) {
+  SearchResult out;
+  out.runs.resize(static_cast<std::size_t>(opts.n_runs));
+  StopControl control(std::move(interrupt));
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::atomic<std::int64_t> completed{0};
+  std::atomic<double> busy_seconds{0.0};
+  bool budget_hit = false;
+  const auto t0 = Clock::now();
+  int threads = opts.n_jobs > 0 ? opts.n_jobs : 1;
+  if (threads > opts.n_runs) threads = static_cast<int>(opts.n_runs);
+
+  // States are built up front, serially, so an allocation failure surfaces before any thread
+  // starts and each thread reuses its state for all of its runs.
+  std::vector<decltype(make_state())> states;
+  for (int t = 0; t < threads; ++t) states.push_back(make_state());
+  using State = std::remove_reference_t<decltype(*states[0])>;
+
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::int64_t r = 0; r < opts.n_runs; ++r) {
+    if (control.stopped()) continue;
+    if (opts.seconds > 0) {
+      const std::int64_t done = completed.load();
+      const double mean = done > 0 ? busy_seconds.load() / static_cast<double>(done) : 0.0;
+      if (r > 0 && seconds_since(t0) + mean > opts.seconds) {
+#pragma omp critical(salsox_budget)
+        budget_hit = true;
+        continue;
+      }
+    }
+    int thread = 0;
+#ifdef _OPENMP
+    thread = omp_get_thread_num();
+#endif
+    try {
+      SalsoRun<State> run(*states[thread], opts, static_cast<std::uint64_t>(r), control);
+      out.runs[r] = run();
+      completed.fetch_add(1);
+      double cur = busy_seconds.load();
+      while (!busy_seconds.compare_exchange_weak(cur, cur + out.runs[r].seconds)) {
+      }
+    } catch (const SearchAborted&) {
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      control.stop();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  out.interrupted = control.interrupted();
+  out.budget_exhausted = budget_hit;
+  out.seconds = seconds_since(t0);
+  for (std::size_t r = 0; r < out.runs.size(); ++r) {
+    if (!out.runs[r].done) continue;
+    ++out.runs_done;
+    if (out.best < 0 || out.runs[r].loss < out.runs[out.best].loss) out.best = static_cast<std::int64_t>(r);
+  }
+  return out;
+}
+
+}  // namespace salsox
