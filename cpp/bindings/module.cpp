@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -71,8 +72,15 @@ bool python_interrupted() {
   return false;
 }
 
+using Initial = std::optional<CArray<std::int32_t>>;
+using InitialUsed = std::optional<CArray<std::uint8_t>>;
+
 SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
-                           std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed) {
+                           std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed,
+                           const Initial& initial, const InitialUsed& used, std::int64_t n,
+                           std::int32_t max_clusters) {
+  if (n_runs < 1) throw std::invalid_argument("n_runs must be >= 1");
+  if (max_clusters < 1 || max_clusters > n) throw std::invalid_argument("max_clusters out of range");
   SearchOptions o;
   o.n_runs = n_runs;
   o.max_zealous = max_zealous;
@@ -81,6 +89,29 @@ SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous, double
   o.seconds = seconds;
   o.n_jobs = n_jobs;
   o.seed = seed;
+  if (initial.has_value() != used.has_value()) throw std::invalid_argument("initial and initial_used go together");
+  if (initial) {
+    if (initial->ndim() != 2 || initial->shape(0) != n_runs || initial->shape(1) != n ||
+        used->ndim() != 1 || used->shape(0) != n_runs)
+      throw std::invalid_argument("initial must be n_runs x n and initial_used of length n_runs");
+    const std::int32_t* lab = initial->data();
+    for (std::int64_t r = 0; r < n_runs; ++r) {
+      if (!used->data()[r]) continue;
+      // Slots must be 0..q-1 with q <= max_clusters, each occupied.
+      std::vector<std::uint8_t> seen(static_cast<std::size_t>(max_clusters), 0);
+      std::int32_t top = -1;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int32_t c = lab[r * n + i];
+        if (c < 0 || c >= max_clusters) throw std::invalid_argument("initial labels must be in 0..max_clusters-1");
+        seen[c] = 1;
+        top = std::max(top, c);
+      }
+      for (std::int32_t c = 0; c <= top; ++c)
+        if (!seen[c]) throw std::invalid_argument("initial labels must be 0..q-1 without gaps");
+    }
+    o.initial = lab;
+    o.initial_used = used->data();
+  }
   return o;
 }
 
@@ -94,7 +125,7 @@ py::dict to_python(const SearchResult& res) {
     py::dict d;
     d["done"] = r.done;
     d["loss"] = r.loss;
-    d["initialization"] = r.sequential ? "sequential" : "random";
+    d["initialization"] = r.given ? "initializer" : (r.sequential ? "sequential" : "random");
     d["scans"] = r.scans;
     d["zealous_attempts"] = r.zealous_attempts;
     d["zealous_accepts"] = r.zealous_accepts;
@@ -210,11 +241,11 @@ PYBIND11_MODULE(_core, m) {
       "salso_counts",
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
-         std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed) {
-        if (max_clusters < 1 || max_clusters > draws.n()) throw std::invalid_argument("max_clusters out of range");
+         std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed);
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+                                       initial, initial_used, draws.n(), max_clusters);
         SearchResult res;
         {
           py::gil_scoped_release release;
@@ -228,17 +259,17 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"));
+      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none());
 
   m.def(
       "salso_coclustering_binder",
       [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
-         double seconds, int n_jobs, std::uint64_t seed) {
+         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used) {
         const std::int64_t n = co.shape(0);
         if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
-        if (max_clusters < 1 || max_clusters > n) throw std::invalid_argument("max_clusters out of range");
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed);
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+                                       initial, initial_used, n, max_clusters);
         const std::int32_t* sim = co.data();
         SearchResult res;
         {
@@ -254,18 +285,18 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"));
+      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none());
 
   m.def(
       "salso_psm",
       [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
-         double seconds, int n_jobs, std::uint64_t seed) {
+         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used) {
         const std::int64_t n = psm.shape(0);
         if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
-        if (max_clusters < 1 || max_clusters > n) throw std::invalid_argument("max_clusters out of range");
         const auto pk = parse_pairwise(kind);
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed);
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+                                       initial, initial_used, n, max_clusters);
         const double* sim = psm.data();
         SearchResult res;
         {
@@ -278,7 +309,7 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"));
+      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none());
 
   m.def("max_threads", [] {
 #ifdef _OPENMP

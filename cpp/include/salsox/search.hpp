@@ -30,6 +30,10 @@ struct SearchOptions {
   double seconds = 0.0;        // 0: no time budget
   int n_jobs = 1;
   std::uint64_t seed = 0;
+  // Optional starting partitions from a user initialiser: row r (n labels, 0..q-1, q at most
+  // the cluster cap) starts run r when initial_used[r] is set.
+  const std::int32_t* initial = nullptr;
+  const std::uint8_t* initial_used = nullptr;
 };
 
 struct RunResult {
@@ -37,6 +41,7 @@ struct RunResult {
   std::vector<std::int32_t> labels;
   double loss = std::numeric_limits<double>::infinity();
   bool sequential = false;
+  bool given = false;  // started from a user initialiser's partition
   std::int64_t scans = 0;
   std::int32_t zealous_attempts = 0;
   std::int32_t zealous_accepts = 0;
@@ -97,15 +102,24 @@ template <class State>
 class SalsoRun {
  public:
   SalsoRun(State& state, const SearchOptions& opts, std::uint64_t run, StopControl& control)
-      : st_(state), opts_(opts), rng_(opts.seed, run), control_(control),
+      : st_(state), opts_(opts), run_(static_cast<std::int64_t>(run)), rng_(opts.seed, run), control_(control),
         scores_(static_cast<std::size_t>(state.max_clusters()) + 2) {}
 
   RunResult operator()() {
     RunResult res;
     const auto t0 = Clock::now();
+    // The draw is made even for given starts so that the random stream is the same either way.
     res.sequential = rng_.uniform() < opts_.prob_sequential;
-    if (res.sequential) initialise_sequentially();
-    else initialise_randomly();
+    if (opts_.initial && opts_.initial_used[run_]) {
+      res.given = true;
+      res.sequential = false;
+      const std::int32_t* row = opts_.initial + run_ * st_.n();
+      st_.rebuild(std::vector<std::int32_t>(row, row + st_.n()));
+    } else if (res.sequential) {
+      initialise_sequentially();
+    } else {
+      initialise_randomly();
+    }
     res.scans = sweeten();
     zealous_updates(res);
     res.loss = st_.expected_loss();
@@ -118,7 +132,9 @@ class SalsoRun {
  private:
   // Best slot for unallocated item i among occupied slots and a new cluster (never beyond the
   // cluster cap). `hole` is a slot left empty by the item's removal; it stands for the new one.
-  std::int32_t choose(std::int64_t i, std::int32_t hole) {
+  // Ties go to `keep` (the item's previous slot), so an item moves only for a strict
+  // improvement and scans cannot cycle.
+  std::int32_t choose(std::int64_t i, std::int32_t hole, std::int32_t keep) {
     control_.poll();
     st_.score(i, scores_.data());
     const std::int32_t q = st_.slots();
@@ -132,15 +148,21 @@ class SalsoRun {
       }
     }
     const std::int32_t occupied = q - (hole >= 0 ? 1 : 0);
-    if (occupied < st_.max_clusters() && (best < 0 || scores_[q] < best_score))
+    if (occupied < st_.max_clusters() && (best < 0 || scores_[q] < best_score)) {
       best = hole >= 0 ? hole : q;
+      best_score = scores_[q];
+    }
+    if (keep >= 0 && keep != best) {
+      const double kept = keep == hole ? scores_[q] : scores_[keep];
+      if (kept <= best_score) best = keep;
+    }
     return best;
   }
 
   void initialise_sequentially() {
     st_.clear();
     rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
-    for (std::int64_t i : order_) st_.add(i, choose(i, -1));
+    for (std::int64_t i : order_) st_.add(i, choose(i, -1, -1));
   }
 
   void initialise_randomly() {
@@ -160,7 +182,7 @@ class SalsoRun {
     const std::int32_t old = st_.label(i);
     st_.remove(i);
     const std::int32_t hole = st_.size(old) == 0 ? old : -1;
-    const std::int32_t k = choose(i, hole);
+    const std::int32_t k = choose(i, hole, old);
     st_.add(i, k);
     if (hole >= 0 && k != hole) st_.close_slot(hole);
     return k != old;
@@ -197,7 +219,7 @@ class SalsoRun {
       for (std::int64_t i : members) st_.remove(i);
       st_.close_slot(c);
       rng_.shuffle(members);
-      for (std::int64_t i : members) st_.add(i, choose(i, -1));
+      for (std::int64_t i : members) st_.add(i, choose(i, -1, -1));
       const double after = st_.expected_loss();
       if (before < after) st_.rebuild(snapshot_);
       else if (after < before) ++res.zealous_accepts;
@@ -206,6 +228,7 @@ class SalsoRun {
 
   State& st_;
   const SearchOptions& opts_;
+  std::int64_t run_;
   Rng rng_;
   StopControl& control_;
   std::vector<double> scores_;

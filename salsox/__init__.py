@@ -1,0 +1,43 @@
+"""salsox: Bayesian partition estimation by the SALSO search, with a C++/OpenMP core.
+
+Given H posterior draws of a clustering of n items, find the partition minimising the Monte
+Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
+
+    import salsox
+    est = salsox.salso(draws, loss="VI")       # draws: H x n integer labels
+    est.labels, est.expected_loss, est.n_clusters
+"""
+
+from ._version import __version__
+from . import losses
+from .draws import Draws
+from .enumeration import bell, minimize_by_enumeration
+from .evaluation import ARI, PSM, RI, partition_loss, psm
+from .hookspecs import hookimpl
+from .losses import ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
+from .search import Estimate, dlso, salso
+
+__all__ = [
+    "__version__",
+    "ARI",
+    "Binder",
+    "Draws",
+    "Estimate",
+    "ID",
+    "NID",
+    "NVI",
+    "OMARI",
+    "OMARIApprox",
+    "PSM",
+    "RI",
+    "VI",
+    "VILowerBound",
+    "bell",
+    "dlso",
+    "hookimpl",
+    "losses",
+    "minimize_by_enumeration",
+    "partition_loss",
+    "psm",
+    "salso",
+]

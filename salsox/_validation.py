@@ -1,0 +1,144 @@
+"""Argument checks shared by the public functions; every message names the argument."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["check_cost", "check_int", "check_probability", "check_n_jobs", "check_seed", "as_label_matrix"]
+
+
+def check_cost(name: str, value: Any) -> float:
+    """A finite, strictly positive real (a loss cost such as ``a`` or ``b``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_int(name: str, value: Any, *, minimum: int, maximum: Optional[int] = None) -> int:
+    """An integer within [minimum, maximum]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return value
+
+
+def check_probability(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a probability, got {type(value).__name__}")
+    value = float(value)
+    if not (0.0 <= value <= 1.0):
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return value
+
+
+def check_n_jobs(n_jobs: Any) -> int:
+    """None or -1: all cores; otherwise a positive number of threads."""
+    from . import _core
+
+    available = max(1, int(_core.max_threads()) if _core.has_openmp() else 1)
+    if n_jobs is None:
+        return available if _core.has_openmp() else 1
+    n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
+    if n_jobs == -1:
+        return available
+    return n_jobs if _core.has_openmp() else 1
+
+
+def check_seed(seed: Any) -> int:
+    """A seed in [0, 2**64); None draws one from the operating system."""
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be a non-negative integer or None, got {type(seed).__name__}")
+    seed = int(seed)
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be in [0, 2**64), got {seed}")
+    return seed
+
+
+def as_integer_array(x: Any, name: str) -> np.ndarray:
+    """An integer ndarray from an array-like of labels, rejecting what is not clearly labels."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be an array of integer labels, got a string")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{name} must be a rectangular array of integer labels ({err})") from None
+    if arr.dtype == object:
+        # Nested lists of unequal length, or mixed objects.
+        try:
+            arr = np.array(x.tolist() if hasattr(x, "tolist") else x, dtype=np.int64)
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(
+                f"{name} must be a rectangular array of integer labels (got ragged or non-numeric input)"
+            ) from None
+    kind = arr.dtype.kind
+    if kind == "b":
+        return arr.astype(np.int32)
+    if kind in "iu":
+        if arr.dtype.itemsize < 4 or arr.dtype == np.uint32:
+            return arr.astype(np.int64 if arr.dtype == np.uint32 else np.int32)
+        if arr.dtype == np.uint64:
+            # A bijection onto int64: only label identity matters.
+            return arr.view(np.int64) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.int64)
+        return arr
+    if kind == "f":
+        if arr.size and not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinite values; labels must be integers")
+        if arr.size and not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} contains non-integral values; labels must be integers")
+        if arr.size and np.max(np.abs(arr)) >= 2.0**62:
+            raise ValueError(f"{name} contains labels too large to represent exactly")
+        return arr.astype(np.int64)
+    raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+
+
+def as_label_matrix(x: Any, name: str, n: Optional[int] = None) -> tuple[np.ndarray, bool]:
+    """Labels as an M x n int32 matrix, each row relabelled to 0..q-1.
+
+    Returns the matrix and whether the input was a single 1-D partition.
+    """
+    arr = as_integer_array(x, name)
+    single = arr.ndim == 1
+    if single:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 1-D partition or a 2-D matrix of partitions, got {arr.ndim}-D")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has no items")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} has no partitions")
+    if n is not None and arr.shape[1] != n:
+        raise ValueError(f"{name} has {arr.shape[1]} items but the draws have {n}")
+    return relabel_rows(arr), single
+
+
+def relabel_rows(arr: np.ndarray) -> np.ndarray:
+    """Each row relabelled to 0..q-1 in order of first appearance (vectorised)."""
+    m, n = arr.shape
+    order = np.argsort(arr, axis=1, kind="stable")
+    ordered = np.take_along_axis(arr, order, axis=1)
+    start = np.ones((m, n), dtype=bool)
+    start[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    group_sorted = np.cumsum(start, axis=1) - 1
+    group = np.empty((m, n), dtype=np.int64)
+    np.put_along_axis(group, order, group_sorted, axis=1)
+    # A stable sort puts each group's first occurrence at its start: rank groups by it.
+    first = np.full((m, n), n, dtype=np.int64)
+    rows = np.nonzero(start)[0]
+    first[rows, group_sorted[start]] = order[start]
+    rank = np.argsort(np.argsort(first, axis=1, kind="stable"), axis=1, kind="stable")
+    return np.take_along_axis(rank, group, axis=1).astype(np.int32)

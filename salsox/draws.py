@@ -1,0 +1,109 @@
+"""Posterior draws of a partition, validated once and held compactly by the C++ engine."""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+
+from . import _core
+from ._validation import as_integer_array
+
+__all__ = ["Draws", "as_draws"]
+
+
+class Draws:
+    """H posterior draws of a clustering of n items.
+
+    Parameters
+    ----------
+    draws : array-like of shape (H, n)
+        Cluster labels, one row per draw. Any integer labels (starting at 1, with gaps,
+        negative), any integer dtype or integral floats, C or Fortran order, numpy arrays or
+        nested lists. The input is never modified.
+
+    Each draw is relabelled internally to 0..k-1 and stored item-major with 8-bit labels when
+    every draw has at most 256 clusters, 16-bit otherwise. Build a ``Draws`` once and pass it
+    to several calls to avoid validating the same matrix again.
+
+    Attributes
+    ----------
+    n_items, n_draws : int
+    max_clusters : int
+        The largest number of clusters in any draw.
+    label_bits : int
+        8 or 16.
+    nbytes : int
+        Memory held by the compact labels.
+    """
+
+    def __init__(self, draws: Any) -> None:
+        if isinstance(draws, Draws):
+            self._core = draws._core
+            return
+        arr = as_integer_array(draws, "draws")
+        if arr.ndim == 1:
+            raise ValueError(
+                "draws must be 2-D (H draws x n items); for a single partition use "
+                "np.asarray(labels).reshape(1, -1)"
+            )
+        if arr.ndim != 2:
+            raise ValueError(f"draws must be 2-D (H draws x n items), got a {arr.ndim}-D array")
+        if arr.shape[0] == 0:
+            raise ValueError("draws has no draws (H = 0)")
+        if arr.shape[1] == 0:
+            raise ValueError("draws has no items (n = 0)")
+        if arr.dtype not in (np.int32, np.int64):
+            arr = arr.astype(np.int64)
+        try:
+            self._core = _core.CompactDraws(arr)
+        except ValueError as err:
+            raise ValueError(f"draws: {err}") from None
+
+    @property
+    def n_items(self) -> int:
+        return int(self._core.n)
+
+    @property
+    def n_draws(self) -> int:
+        return int(self._core.H)
+
+    @property
+    def max_clusters(self) -> int:
+        return int(self._core.kmax)
+
+    @property
+    def label_bits(self) -> int:
+        return int(self._core.label_bits)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._core.nbytes)
+
+    @property
+    def clusters_per_draw(self) -> np.ndarray:
+        """Number of clusters in each draw."""
+        return np.asarray(self._core.clusters_per_draw)
+
+    def draw(self, h: int) -> np.ndarray:
+        """Draw ``h`` relabelled 0..k-1."""
+        return np.asarray(self._core.draw(int(h)))
+
+    def __len__(self) -> int:
+        return self.n_draws
+
+    def __repr__(self) -> str:
+        return (
+            f"Draws(n_draws={self.n_draws}, n_items={self.n_items}, "
+            f"max_clusters={self.max_clusters}, label_bits={self.label_bits})"
+        )
+
+
+DrawsLike = Union[Draws, np.ndarray, Any]
+
+
+def as_draws(draws: DrawsLike) -> Draws:
+    """``draws`` as a :class:`Draws` (returned unchanged when it already is one)."""
+    if isinstance(draws, Draws):
+        return draws
+    return Draws(draws)

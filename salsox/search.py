@@ -1,0 +1,274 @@
+"""The SALSO search (Dahl, Johnson & Mueller 2022): ``salso``, ``dlso`` and the Estimate result."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Dict, Optional, Union
+
+import numpy as np
+
+from . import _core
+from ._validation import (
+    as_label_matrix,
+    check_int,
+    check_n_jobs,
+    check_probability,
+    check_seed,
+)
+from .draws import Draws
+from .evaluation import PSM, _check_square_memory, _losses, as_truth, psm
+from .losses import CountLoss, Loss, PSMLoss, get_loss
+
+__all__ = ["Estimate", "salso", "dlso"]
+
+# Count tables larger than this (bytes, per thread) are refused up front rather than risking an
+# out-of-memory kill; override with salso(..., memory_limit=...).
+DEFAULT_MEMORY_LIMIT = 16 * 2**30
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Estimate:
+    """A point estimate of the partition.
+
+    Attributes
+    ----------
+    labels : ndarray of int, shape (n,)
+        Canonical cluster labels: 0..k-1 in order of first appearance.
+    expected_loss : float
+        Its Monte Carlo expected loss, equal to ``partition_loss(labels, draws, loss)``.
+    n_clusters : int
+    loss : Loss
+        The loss that was minimised.
+    info : dict
+        How it was found: ``initialization`` of the winning run (``"sequential"`` or
+        ``"random"``), its ``scans`` and ``zealous_attempts``/``zealous_accepts``,
+        ``runs_done``/``runs_requested``, ``budget_exhausted``, ``seconds``, ``seed``,
+        ``max_clusters``, ``engine``, ``loss`` and its ``loss_params``, and ``runs``: a list
+        with every run's loss and statistics.
+    """
+
+    labels: np.ndarray
+    expected_loss: float
+    n_clusters: int
+    loss: Loss
+    info: Dict[str, Any]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Size of each cluster."""
+        return np.bincount(self.labels, minlength=self.n_clusters)
+
+    def __repr__(self) -> str:
+        return (
+            f"Estimate(n_clusters={self.n_clusters}, expected_loss={self.expected_loss:.10g}, "
+            f"loss={self.loss!r}, sizes={self.sizes.tolist()})"
+        )
+
+
+def _engine_for(loss: Loss, truth: Union[Draws, PSM], engine: Optional[str]) -> str:
+    if isinstance(truth, PSM) or isinstance(loss, PSMLoss):
+        if isinstance(truth, PSM) and not (isinstance(loss, PSMLoss) or loss.name == "binder"):
+            raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
+        return "psm"
+    if not isinstance(loss, CountLoss):
+        return "python"
+    if engine is not None:
+        if engine not in ("counts", "coclustering"):
+            raise ValueError(f"engine must be 'counts' or 'coclustering', got {engine!r}")
+        if engine == "coclustering" and loss.name != "binder":
+            raise ValueError("engine='coclustering' is available for the binder loss only")
+        return engine
+    if loss.name == "binder":
+        n, H = truth.n_items, truth.n_draws
+        mean_k = float(np.mean(truth.clusters_per_draw))
+        # A move costs O(n) with co-clustering counts and O(H k) with count tables.
+        if n <= 8192 and n <= H * mean_k:
+            return "coclustering"
+    return "counts"
+
+
+def salso(
+    draws: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    max_clusters: Optional[int] = None,
+    n_runs: int = 16,
+    max_zealous: int = 10,
+    prob_sequential: float = 0.5,
+    max_scans: Optional[int] = None,
+    seconds: Optional[float] = None,
+    n_jobs: Optional[int] = None,
+    seed: Optional[int] = None,
+    memory_limit: Optional[int] = None,
+    engine: Optional[str] = None,
+) -> Estimate:
+    """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
+
+    Parameters
+    ----------
+    draws : array-like (H, n), Draws, or PSM
+        Posterior draws of the partition (one row per draw, any integer labels). PSM-based
+        losses (``"VI.lb"``, ``"omARI.approx"``, and ``"binder"``) also accept a :class:`PSM`.
+    loss : str or Loss, default "VI"
+        The loss to minimise (see :mod:`salsox.losses`), e.g. ``"binder"``, ``VI(a=0.5)``.
+    max_clusters : int, optional
+        Cap on the number of clusters, never exceeded. Default: the largest number of clusters
+        in any draw (n for a PSM).
+    n_runs : int, default 16
+        Independent runs; the best is kept.
+    max_zealous : int, default 10
+        Maximum zealous updates per run (0 disables them).
+    prob_sequential : float, default 0.5
+        Probability that a run starts by sequential allocation rather than random labels.
+    max_scans : int, optional
+        Cap on sweetening scans per run (default: until a scan changes nothing).
+    seconds : float, optional
+        Time budget: no new run starts when it would be exceeded (at least one run is done);
+        ``info["runs_done"]`` says how many ran.
+    n_jobs : int, optional
+        Threads; runs are spread over them (default: all cores).
+    seed : int, optional
+        Run r uses the random stream (seed, r): the same seed gives the same estimate for any
+        ``n_jobs`` (unless ``seconds`` stops runs early). Default: a fresh seed, reported in
+        ``info["seed"]``.
+    memory_limit : int, optional
+        Bytes the search may allocate for its tables (default 16 GiB); larger requests fail
+        up front with a MemoryError saying how much was needed.
+    engine : {"counts", "coclustering"}, optional
+        Binder only: count tables (O(H k) per move) or exact co-clustering counts (O(n) per
+        move, n x n memory). Default: chosen from n, H and k.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C, promptly, with no result.
+    """
+    loss = get_loss(loss)
+    truth = as_truth(draws, loss)
+    n = truth.n_items
+    n_runs = check_int("n_runs", n_runs, minimum=1)
+    max_zealous = check_int("max_zealous", max_zealous, minimum=0)
+    prob_sequential = check_probability("prob_sequential", prob_sequential)
+    max_scans = 0 if max_scans is None else check_int("max_scans", max_scans, minimum=1)
+    if seconds is None:
+        budget = 0.0
+    else:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)):
+            raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
+        budget = float(seconds)
+        if not np.isfinite(budget) or budget <= 0:
+            raise ValueError(f"seconds must be finite and > 0, got {seconds!r}")
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    if max_clusters is None:
+        kd = truth.max_clusters if isinstance(truth, Draws) else n
+    else:
+        kd = check_int("max_clusters", max_clusters, minimum=1)
+        kd = min(kd, n)  # more clusters than items cannot be formed
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
+    chosen = _engine_for(loss, truth, engine)
+    options = dict(
+        max_clusters=kd,
+        n_runs=n_runs,
+        max_zealous=max_zealous,
+        prob_sequential=prob_sequential,
+        max_scans=max_scans,
+        seconds=budget,
+        n_jobs=jobs,
+        seed=seed,
+    )
+    threads = min(jobs, n_runs)
+    start = time.perf_counter()
+    if chosen == "psm":
+        matrix = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
+        kind, a, b = (loss._kind, 1.0, 1.0) if isinstance(loss, PSMLoss) else ("binder", loss.a, loss.b)  # type: ignore[attr-defined]
+        raw = _core.salso_psm(matrix, kind, a, b, **options)
+    elif chosen == "coclustering":
+        _check_square_memory(n, "engine='coclustering'")
+        co = _core.coclustering(truth._core, jobs)
+        raw = _core.salso_coclustering_binder(co, truth.n_draws, loss.a, loss.b, **options)  # type: ignore[attr-defined]
+    elif chosen == "counts":
+        need = threads * _count_table_bytes(truth, kd, loss)
+        if need > limit:
+            raise MemoryError(
+                f"the search needs about {need / 2**20:.0f} MiB of count tables ({threads} threads x "
+                f"{truth._core.kmax} draw clusters x {kd} estimate clusters x {truth.n_draws} draws), "
+                f"more than memory_limit={limit} bytes; lower max_clusters or n_jobs, or raise memory_limit"
+            )
+        raw = _core.salso_counts(truth._core, loss._count_loss(n), **options)  # type: ignore[attr-defined]
+    else:
+        from .plugins import salso_python_loss
+
+        raw = salso_python_loss(truth, loss, options)
+    return _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
+
+
+def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:
+    rows = int(np.sum(d.clusters_per_draw, dtype=np.int64))
+    per_thread = 4 * rows * kd + 8 * d.n_items * 4
+    if isinstance(loss, CountLoss) and loss.name not in ("binder", "VI"):
+        per_thread += 4 * rows + 16 * d.n_draws
+    return per_thread
+
+
+def _estimate_from(
+    raw: Dict[str, Any], truth: Union[Draws, PSM], loss: Loss, engine: str, options: Dict[str, Any], elapsed: float
+) -> Estimate:
+    if raw["best"] < 0:  # pragma: no cover - at least one run always completes
+        raise RuntimeError("the search finished no run")
+    labels, _ = as_label_matrix(np.asarray(raw["labels"]), "labels")
+    labels = labels[0].astype(np.intp)
+    value = float(_losses(labels[None, :].astype(np.int32), truth, loss, 1)[0])
+    best = raw["runs"][raw["best"]]
+    info: Dict[str, Any] = {
+        "initialization": best["initialization"],
+        "scans": best["scans"],
+        "zealous_attempts": best["zealous_attempts"],
+        "zealous_accepts": best["zealous_accepts"],
+        "best_run": raw["best"],
+        "runs_done": raw["runs_done"],
+        "runs_requested": options["n_runs"],
+        "budget_exhausted": raw["budget_exhausted"],
+        "seconds": elapsed,
+        "seed": options["seed"],
+        "max_clusters": options["max_clusters"],
+        "n_jobs": options["n_jobs"],
+        "engine": engine,
+        "loss": loss.name,
+        "loss_params": loss.params,
+        "runs": [r for r in raw["runs"] if r["done"]],
+    }
+    return Estimate(
+        labels=labels, expected_loss=value, n_clusters=int(labels.max()) + 1, loss=loss, info=info
+    )
+
+
+def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = None) -> Estimate:
+    """The draw with the smallest Monte Carlo expected loss (Dahl 2006's least-squares idea).
+
+    Costs O(H^2 n) for count-based losses: every draw is scored against all draws.
+    """
+    loss = get_loss(loss)
+    truth = as_truth(draws, loss)
+    if not isinstance(truth, Draws):
+        raise ValueError("dlso needs draws, not a PSM")
+    jobs = check_n_jobs(n_jobs)
+    start = time.perf_counter()
+    candidates = np.stack([truth.draw(h) for h in range(truth.n_draws)]).astype(np.int32)
+    values = _losses(candidates, truth, loss, jobs)
+    best = int(np.argmin(values))
+    labels, _ = as_label_matrix(candidates[best], "labels")
+    labels = labels[0].astype(np.intp)
+    info = {
+        "draw": best,
+        "seconds": time.perf_counter() - start,
+        "loss": loss.name,
+        "loss_params": loss.params,
+        "engine": "dlso",
+    }
+    return Estimate(labels=labels, expected_loss=float(values[best]), n_clusters=int(labels.max()) + 1, loss=loss, info=info)

@@ -1,0 +1,48 @@
+"""Shared test fixtures: where the shared/ reference data lives, and loading it.
+
+The repository is cloned beside ``shared/`` (locally /work/main next to
+/work/shared; in CI a fresh clone next to a copy of shared/), so the data is
+found relative to this file, never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def _require_shared() -> Path:
+    if not SHARED_DIR.is_dir():
+        pytest.fail(
+            f"shared data directory not found at {SHARED_DIR}: the repository must be "
+            "checked out beside shared/ (with data/*_draws.npz and reference/r_salso.csv)",
+            pytrace=False,
+        )
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """Path of the shared/ directory beside the repository."""
+    return _require_shared()
+
+
+@functools.lru_cache(maxsize=None)
+def _load_draws_cached(name: str) -> np.ndarray:
+    path = _require_shared() / "data" / f"{name}_draws.npz"
+    if not path.is_file():
+        pytest.fail(f"draws file not found: {path}", pytrace=False)
+    with np.load(path) as npz:
+        draws = np.asarray(npz["draws"])
+    draws.setflags(write=False)
+    return draws
+
+
+def load_draws(name: str) -> np.ndarray:
+    """H x n draws matrix (read-only) of shared/data/{name}_draws.npz, key "draws"."""
+    return _load_draws_cached(name)
