@@ -128,6 +128,14 @@ def as_label_matrix(x: Any, name: str, n: Optional[int] = None) -> tuple[np.ndar
 
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
     """Each row relabelled to 0..q-1 in order of first appearance (vectorised)."""
+    # Rows already canonical (restricted growth strings, e.g. from set_partitions) are kept.
+    canonical = _canonical_rows(arr)
+    if np.all(canonical):
+        return arr.astype(np.int32, copy=False)
+    if np.any(canonical):
+        out = arr.astype(np.int32)
+        out[~canonical] = relabel_rows(arr[~canonical])
+        return out
     m, n = arr.shape
     order = np.argsort(arr, axis=1, kind="stable")
     ordered = np.take_along_axis(arr, order, axis=1)
@@ -142,3 +150,19 @@ def relabel_rows(arr: np.ndarray) -> np.ndarray:
     first[rows, group_sorted[start]] = order[start]
     rank = np.argsort(np.argsort(first, axis=1, kind="stable"), axis=1, kind="stable")
     return np.take_along_axis(rank, group, axis=1).astype(np.int32)
+
+
+def _canonical_rows(arr: np.ndarray) -> np.ndarray:
+    """Which rows are restricted growth strings (0 first, each label at most 1 + those before)."""
+    m, n = arr.shape
+    if n > m:  # few long rows
+        running_max = np.maximum.accumulate(arr, axis=1)
+        return (arr[:, 0] == 0) & np.all(arr[:, 1:] <= running_max[:, :-1] + 1, axis=1)
+    # Many short rows: column by column is much faster than reductions along short rows.
+    running = arr[:, 0].copy()
+    ok = running == 0
+    for j in range(1, n):
+        column = arr[:, j]
+        ok &= column <= running + 1
+        np.maximum(running, column, out=running)
+    return ok

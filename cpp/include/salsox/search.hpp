@@ -120,8 +120,14 @@ class SalsoRun {
     } else {
       initialise_randomly();
     }
-    res.scans = sweeten();
-    zealous_updates(res);
+    // Sweeten, then try zealous updates; an accepted zealous update moves to a new region
+    // that is not yet locally optimal, so sweeten and try again until nothing improves.
+    for (;;) {
+      res.scans += sweeten();
+      const std::int32_t accepted = res.zealous_accepts;
+      zealous_updates(res);
+      if (res.zealous_accepts == accepted) break;
+    }
     res.loss = st_.expected_loss();
     res.labels = st_.labels();
     res.seconds = seconds_since(t0);

@@ -1,0 +1,58 @@
+"""Shared by the benchmark scripts: where the shared data is, and table printing."""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATASETS = ("iris", "galaxy", "ex1", "ex2")
+
+
+def load_draws(name: str) -> np.ndarray:
+    with np.load(SHARED / "data" / f"{name}_draws.npz") as f:
+        return np.asarray(f["draws"])
+
+
+def reference_rows() -> List[Dict[str, str]]:
+    with open(SHARED / "reference" / "r_salso.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def loss_of(row: Dict[str, str]):
+    """The salsox loss for a row of r_salso.csv (paper parameterisation)."""
+    import salsox
+
+    family = row["family"]
+    if family in ("binder", "VI"):
+        return salsox.losses.get_loss(family, a=float(row["a"]), b=float(row["b"]))
+    return salsox.losses.get_loss(family)
+
+
+def best_time(fn: Callable[[], object], repeat: int = 3) -> Tuple[float, object]:
+    """Fastest of `repeat` calls (the machine is shared: the minimum is the least noisy)."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for j, r in enumerate(cells):
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+        if j == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _fmt(c: object) -> str:
+    if isinstance(c, float):
+        return f"{c:.4g}" if abs(c) >= 1e-3 or c == 0 else f"{c:.3e}"
+    return str(c)
