@@ -16,6 +16,11 @@ from .evaluation import ARI, PSM, RI, partition_loss, psm
 from .hookspecs import hookimpl
 from .losses import ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
 from .search import Estimate, dlso, salso
+from .summary import Summary, summarize
+from .credible_ball import CredibleBall, credible_ball
+from .tuning import TuneResult, tune
+from ._ecosystem import from_arviz, from_xarray
+from . import plots  # matplotlib itself is imported only when a plot is drawn
 
 __all__ = [
     "__version__",
@@ -40,4 +45,13 @@ __all__ = [
     "partition_loss",
     "psm",
     "salso",
+    "Summary",
+    "summarize",
+    "CredibleBall",
+    "credible_ball",
+    "TuneResult",
+    "tune",
+    "from_arviz",
+    "from_xarray",
+    "plots",
 ]

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _core
 from ._validation import as_integer_array
+from ._ecosystem import convert_foreign
 
 __all__ = ["Draws", "as_draws"]
 
@@ -20,7 +21,9 @@ class Draws:
     draws : array-like of shape (H, n)
         Cluster labels, one row per draw. Any integer labels (starting at 1, with gaps,
         negative), any integer dtype or integral floats, C or Fortran order, numpy arrays or
-        nested lists. The input is never modified.
+        nested lists. The input is never modified. An ``xarray.DataArray`` with dimensions
+        (chain, draw, item), or an ArviZ ``(InferenceData, "variable")`` pair, is accepted too
+        (chains stacked; see :func:`salsox.from_arviz`).
 
     Each draw is relabelled internally to 0..k-1 and stored item-major with 8-bit labels when
     every draw has at most 256 clusters, 16-bit otherwise. Build a ``Draws`` once and pass it
@@ -41,6 +44,7 @@ class Draws:
         if isinstance(draws, Draws):
             self._core = draws._core
             return
+        draws = convert_foreign(draws)  # xarray DataArray / ArviZ InferenceData (optional)
         arr = as_integer_array(draws, "draws")
         if arr.ndim == 1:
             raise ValueError(

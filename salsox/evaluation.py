@@ -7,6 +7,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _core
+from ._ecosystem import convert_foreign
 from ._validation import as_label_matrix, check_n_jobs
 from .draws import Draws, as_draws
 from .losses import CountLoss, Loss, PSMLoss, get_loss
@@ -93,6 +94,7 @@ def as_truth(truth: Any, loss: Loss) -> Union[Draws, PSM]:
         return truth
     if isinstance(truth, Draws):
         return truth
+    truth = convert_foreign(truth)  # xarray DataArray / ArviZ InferenceData (optional)
     arr = truth
     if not isinstance(truth, np.ndarray):
         try:

@@ -1,13 +1,21 @@
 """Hook specifications for salsox plugins (pluggy project name and entry-point group: ``salsox``).
 
-A plugin is an ordinary module or package that implements one or more of these hooks with
-``@salsox.hookimpl`` and is declared in its ``pyproject.toml``::
+A plugin is an ordinary module, class or object that implements one or more of these hooks,
+each marked with ``@salsox.hookimpl``. Installed packages declare their plugin module in
+``pyproject.toml``::
 
     [project.entry-points.salsox]
     my_losses = "my_package.plugin"
 
-Installed plugins are discovered when salsox first needs them; ``salsox.plugins.register``
-adds one at runtime (a notebook, a test) without packaging.
+Installed plugins are discovered the first time salsox needs a plugin (a loss or initialiser
+name it does not know, or :func:`salsox.plugins.list_plugins`). A plugin can also be added at
+runtime, without packaging, with :func:`salsox.plugins.register` -- in a notebook or a test.
+
+Every hook is called with no arguments and returns a sequence; salsox collects the results of
+all plugins. Names are case-insensitive and must be unique across plugins and must not be a
+built-in loss name; a clash raises :class:`salsox.plugins.PluginError` naming both plugins.
+
+See ``docs/plugins.md`` for a complete worked example.
 """
 
 from __future__ import annotations
@@ -22,21 +30,50 @@ hookimpl = pluggy.HookimplMarker("salsox")
 
 @hookspec
 def salsox_losses() -> Sequence[Any]:
-    """Losses this plugin provides.
+    """Return the losses this plugin provides.
 
-    Return a sequence of loss classes (subclasses of ``salsox.plugins.DecomposableLoss`` or
-    ``salsox.plugins.ContingencyLoss``), or of zero-argument factories returning loss
-    instances. Each loss's ``name`` selects it in ``salso``, ``partition_loss`` and ``dlso``;
-    names must not clash with built-in losses or other plugins.
+    :return: A sequence whose items are each a loss class (a subclass of
+        :class:`salsox.plugins.DecomposableLoss` or :class:`salsox.plugins.ContingencyLoss`,
+        instantiated with no arguments when selected by name), a loss instance, or a
+        zero-argument factory returning a loss instance.
+
+    Each loss's ``name`` attribute selects it in :func:`salsox.salso`,
+    :func:`salsox.partition_loss` and :func:`salsox.dlso`. When a user writes
+    ``salso(draws, "my-loss", ...)`` with costs (``a``, ``b``) through
+    :func:`salsox.losses.get_loss`, those are passed to the class or factory as keywords.
+
+    * :class:`~salsox.plugins.DecomposableLoss`: per-draw-cluster, per-estimate-cluster and
+      per-cell functions of counts; tabulated once for 0..n and searched at native speed.
+    * :class:`~salsox.plugins.ContingencyLoss`: any function of a contingency table, called
+      from the C++ search in batches (the generic, slower path).
+
+    Example::
+
+        @salsox.hookimpl
+        def salsox_losses():
+            return [MyVI, MyOMARI]
     """
 
 
 @hookspec
 def salsox_initializers() -> Sequence[Any]:
-    """Initialisers this plugin provides.
+    """Return the initialisers this plugin provides.
 
-    Return a sequence of ``salsox.plugins.Initializer`` objects: a ``name`` and a function
-    ``init(draws, max_clusters, rng) -> labels`` given the draws (an H x n int array), the
-    cluster cap and a ``numpy.random.Generator``, returning n integer labels with at most
-    ``max_clusters`` distinct values.
+    :return: A sequence of :class:`salsox.plugins.Initializer` objects, each a ``name`` and a
+        function ``init(draws, max_clusters, rng) -> labels``.
+
+    The function receives the draws (an H x n read-only int32 array, each draw labelled
+    0..k-1), the cluster cap of the search and a ``numpy.random.Generator`` seeded from the
+    search's seed and the run index. It returns n integer labels with at most
+    ``max_clusters`` distinct values (they are relabelled 0..q-1). It runs in Python before
+    the search, once per run that uses it (once per search if ``deterministic=True``).
+
+    Users select it with ``salso(draws, initializer="name")``; ``prob_initializer`` mixes it
+    with the built-in sequential and random initialisations.
+
+    Example::
+
+        @salsox.hookimpl
+        def salsox_initializers():
+            return [Initializer("psm-hclust", psm_hclust, deterministic=True)]
     """

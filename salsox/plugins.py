@@ -8,8 +8,15 @@ Two kinds of Python loss are supported:
   VI). The engine tabulates the three functions once for counts 0..n and then searches at
   native speed.
 * :class:`ContingencyLoss` -- any function of the contingency table between the estimate and a
-  draw. The engine calls it, batched over draws and candidate moves, through a slower generic
-  path.
+  draw. The C++ search calls it, batched over draws and candidate moves, through a slower
+  generic path.
+
+Initialisers (:class:`Initializer`) give runs their starting partitions:
+``salso(draws, initializer="psm-hclust")``.
+
+Installed packages declare plugins under the ``salsox`` entry-point group; they are loaded on
+first use. :func:`register` adds one at runtime (a notebook, a test) and :func:`list_plugins`
+shows what is registered.
 """
 
 from __future__ import annotations
@@ -17,12 +24,15 @@ from __future__ import annotations
 import abc
 import dataclasses
 import threading
-from typing import Any, Callable, Dict, List, Optional
+import warnings
+from importlib import metadata
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pluggy
 
 from . import _core, hookspecs
+from ._validation import relabel_rows
 from .losses import BUILTIN_LOSSES, CountLoss, Loss
 
 __all__ = [
@@ -31,15 +41,27 @@ __all__ = [
     "Initializer",
     "PluginInfo",
     "PluginError",
+    "PluginWarning",
     "register",
     "unregister",
     "registry",
     "list_plugins",
+    "get_initializer",
 ]
+
+# Largest batch of tables the generic path hands a loss at once (int64 cells, 32 MiB).
+MAX_BATCH_CELLS = 1 << 22
+
+# Losses this far below zero are rounding noise (clamped to 0); further below is an error.
+_NEGATIVE_TOLERANCE = 1e-9
 
 
 class PluginError(RuntimeError):
     """A plugin misbehaved (raised, or returned values of the wrong shape, NaN or negative)."""
+
+
+class PluginWarning(UserWarning):
+    """An installed plugin could not be loaded; it is skipped."""
 
 
 class DecomposableLoss(CountLoss):
@@ -52,6 +74,10 @@ class DecomposableLoss(CountLoss):
     Subclasses set ``name`` and implement the three methods as vectorised numpy functions of
     an integer array of counts and of n; each must be 0 at count 0 (empty clusters and cells
     contribute nothing). The loss must be >= 0, and 0 when the partitions are equal.
+
+    The terms are evaluated once per search for counts 0..n and checked: finite, 0 at 0, a
+    partition at zero loss from itself and non-negative losses between the one-cluster and
+    all-singletons partitions. Failures raise :class:`PluginError`.
     """
 
     @abc.abstractmethod
@@ -67,60 +93,133 @@ class DecomposableLoss(CountLoss):
         """Contribution of a contingency-table cell of each count in ``counts``."""
 
     def _count_loss(self, n: int) -> "_core.CountLoss":
+        who = _loss_label(self)
         counts = np.arange(n + 1, dtype=np.int64)
         tables = []
         for method in ("draw_term", "estimate_term", "cell_term"):
             try:
                 values = np.asarray(getattr(self, method)(counts, n), dtype=np.float64)
             except Exception as err:
-                raise PluginError(f"loss plugin {self.name!r}: {method} raised {err!r}") from err
+                raise PluginError(f"{who}: {method} raised {type(err).__name__}: {err}") from err
             if values.shape != counts.shape:
-                raise PluginError(
-                    f"loss plugin {self.name!r}: {method} returned shape {values.shape}, expected {counts.shape}"
-                )
+                raise PluginError(f"{who}: {method} returned shape {values.shape}, expected {counts.shape}")
             if not np.all(np.isfinite(values)):
-                raise PluginError(f"loss plugin {self.name!r}: {method} returned NaN or infinite values")
+                raise PluginError(f"{who}: {method} returned NaN or infinite values")
             if values[0] != 0.0:
-                raise PluginError(f"loss plugin {self.name!r}: {method}(0) must be 0, got {values[0]!r}")
-            tables.append(values.tolist())
-        return _core.CountLoss.tabulated(*tables)
+                raise PluginError(f"{who}: {method}(0) must be 0, got {values[0]!r}")
+            tables.append(values)
+        _check_decomposition(who, n, *tables)
+        return _core.CountLoss.tabulated(*(t.tolist() for t in tables))
+
+
+def _check_decomposition(who: str, n: int, g_draw: np.ndarray, g_est: np.ndarray, g_cell: np.ndarray) -> None:
+    """Cheap sanity checks of a decomposable loss on the two extreme partitions."""
+    scale = max(1.0, float(np.max(np.abs(np.concatenate([g_draw, g_est, g_cell])))) * n)
+    tol = 1e-9 * scale
+    same_one = g_draw[n] + g_est[n] + g_cell[n]
+    same_singletons = n * (g_draw[1] + g_est[1] + g_cell[1])
+    for what, value in (("one cluster", same_one), ("all singletons", same_singletons)):
+        if abs(value) > tol:
+            raise PluginError(f"{who}: the loss of {what} against itself is {float(value)!r}, not 0")
+    one_vs_singletons = g_draw[n] + n * g_est[1] + n * g_cell[1]
+    singletons_vs_one = n * g_draw[1] + g_est[n] + n * g_cell[1]
+    for what, value in (
+        ("estimate all singletons, draw one cluster", one_vs_singletons),
+        ("estimate one cluster, draw all singletons", singletons_vs_one),
+    ):
+        if value < -tol:
+            raise PluginError(f"{who}: negative loss {float(value)!r} ({what})")
 
 
 class ContingencyLoss(Loss):
     """Base class of general losses: any function of the contingency table.
 
-    Subclasses set ``name`` and implement :meth:`loss`. It is called with a batch of tables
-    and returns one value per table; the engine batches over draws and candidate moves, so
-    vectorise over the first axis when you can. Empty rows and columns (zero padding) may
-    appear and must not change the value.
+    Subclasses set ``name`` and implement :meth:`loss`. With ``vectorized = True`` (the
+    default) it receives a batch of tables, int64 of shape (B, R, C) with draw clusters as rows
+    and estimate clusters as columns, and returns B losses; the engine batches all draws and
+    all candidate moves of one item into as few calls as memory allows (at most
+    ``MAX_BATCH_CELLS`` cells each). With ``vectorized = False`` it receives one (R, C) table
+    and returns a float, and the engine loops in Python: correct, but very slow.
+
+    Tables may contain zero rows and columns (padding, empty clusters), which must not change
+    the value, and during the search they may cover only some of the items (partial
+    allocations), so compute n as ``tables.sum()`` per table, not from the data. The batch is
+    read-only and reused after the call: copy it to keep it. Losses must be finite and >= 0
+    (values above -1e-9 are taken as rounding and clamped to 0).
     """
 
+    vectorized: bool = True
+
     @abc.abstractmethod
-    def loss(self, tables: np.ndarray) -> np.ndarray:
-        """Losses of ``tables`` (int64, shape (B, R, C): draw clusters x estimate clusters)."""
+    def loss(self, tables: np.ndarray) -> Any:
+        """Losses of ``tables`` (int64, (B, R, C) -> (B,), or (R, C) -> float if not vectorized)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Initializer:
     """A named initialiser: ``function(draws, max_clusters, rng) -> labels``.
 
-    ``draws`` is the H x n int32 matrix of draws relabelled 0..k-1, ``rng`` a
-    ``numpy.random.Generator`` seeded from the search's seed and the run index.
+    ``draws`` is the H x n int32 matrix of draws relabelled 0..k-1 (read-only), ``rng`` a
+    ``numpy.random.Generator`` seeded from the search's seed and the run index, so results do
+    not depend on ``n_jobs``. The function returns n integer labels with at most
+    ``max_clusters`` distinct values (any values; they are relabelled). Set
+    ``deterministic=True`` when the result ignores ``rng``: it is then computed once per search
+    rather than once per run.
     """
 
     name: str
     function: Callable[[np.ndarray, int, np.random.Generator], Any]
     description: str = ""
+    deterministic: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
 class PluginInfo:
-    """One registered plugin object."""
+    """One registered loss or initialiser.
+
+    Attributes
+    ----------
+    name : str
+        The name that selects it (``salso(..., loss=name)``, ``initializer=name``).
+    kind : str
+        ``"loss"`` or ``"initializer"``.
+    source : str
+        Distribution and version that provides it, or ``"runtime"``.
+    factory : callable
+        Zero-argument factory returning the loss or :class:`Initializer`.
+    plugin : str
+        Name under which the providing plugin is registered (for :func:`unregister`).
+    """
 
     name: str
-    kind: str  # "loss" or "initializer"
-    source: str  # distribution that provides it, or "runtime"
+    kind: str
+    source: str
     factory: Callable[..., Any]
+    plugin: str = ""
+
+
+class _SinglePlugin:
+    """Wraps one loss or initialiser given directly to :func:`register`."""
+
+    def __init__(self, obj: Any, kind: str) -> None:
+        self.obj = obj
+        self.kind = kind
+
+    @hookspecs.hookimpl
+    def salsox_losses(self) -> List[Any]:
+        return [self.obj] if self.kind == "loss" else []
+
+    @hookspecs.hookimpl
+    def salsox_initializers(self) -> List[Any]:
+        return [self.obj] if self.kind == "initializer" else []
+
+
+def _single_kind(obj: Any) -> Optional[str]:
+    if isinstance(obj, Initializer):
+        return "initializer"
+    if isinstance(obj, Loss) or (isinstance(obj, type) and issubclass(obj, Loss)):
+        return "loss"
+    return None
 
 
 class _Registry:
@@ -130,38 +229,81 @@ class _Registry:
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
         self._sources: Dict[int, str] = {}
+        self._wrappers: Dict[int, _SinglePlugin] = {}
+        self._cache: Optional[List[PluginInfo]] = None
 
     def _ensure_loaded(self) -> None:
         with self._lock:
             if self._loaded:
                 return
             self._loaded = True
-            self._pm.load_setuptools_entrypoints("salsox")
-            for plugin, dist in self._pm.list_plugin_distinfo():
-                self._sources[id(plugin)] = f"{dist.project_name} {dist.version}"
+            for ep in _entry_points("salsox"):
+                if self._pm.get_plugin(ep.name) is not None or self._pm.is_blocked(ep.name):
+                    continue
+                try:
+                    plugin = ep.load()
+                    self._pm.register(plugin, name=ep.name)
+                except Exception as err:  # a broken plugin must not break salsox
+                    warnings.warn(
+                        f"salsox: skipping plugin entry point {ep.name!r} ({ep.value}): {type(err).__name__}: {err}",
+                        PluginWarning,
+                        stacklevel=3,
+                    )
+                    continue
+                dist = getattr(ep, "dist", None)
+                self._sources[id(plugin)] = f"{dist.metadata['Name']} {dist.version}" if dist else ep.value
+            self._cache = None
 
     def register(self, plugin: Any, name: Optional[str] = None) -> str:
         self._ensure_loaded()
         with self._lock:
-            registered = self._pm.register(plugin, name=name)
+            kind = _single_kind(plugin)
+            target: Any = plugin
+            if kind is not None:
+                target = _SinglePlugin(plugin, kind)
+                if name is None:
+                    name = f"{kind}:{getattr(plugin, 'name', '') or id(plugin)}"
+            registered = self._pm.register(target, name=name)
             if registered is None:
-                raise ValueError(f"plugin {name or plugin!r} is already registered or blocked")
-            self._sources.setdefault(id(plugin), "runtime")
+                raise ValueError(f"plugin {name or plugin!r} is blocked")
+            self._sources.setdefault(id(target), "runtime")
+            if kind is not None:
+                self._wrappers[id(plugin)] = target
+            self._cache = None
             try:
                 self.entries()  # validates names now, not at first use
             except Exception:
-                self._pm.unregister(plugin)
+                self._pm.unregister(target)
+                self._wrappers.pop(id(plugin), None)
+                self._cache = None
                 raise
             return registered
 
     def unregister(self, plugin: Any = None, name: Optional[str] = None) -> None:
+        self._ensure_loaded()
         with self._lock:
-            self._pm.unregister(plugin=plugin, name=name)
+            if plugin is not None:
+                plugin = self._wrappers.pop(id(plugin), plugin)
+                if not self._pm.is_registered(plugin):
+                    raise ValueError(f"plugin {plugin!r} is not registered")
+            elif name is None or self._pm.get_plugin(name) is None:
+                raise ValueError(f"no plugin registered under the name {name!r}")
+            removed = self._pm.unregister(plugin=plugin, name=name)
+            for key, wrapper in list(self._wrappers.items()):
+                if wrapper is removed:
+                    del self._wrappers[key]
+            self._cache = None
 
     def entries(self) -> List[PluginInfo]:
         self._ensure_loaded()
+        with self._lock:
+            if self._cache is None:
+                self._cache = self._collect()
+            return list(self._cache)
+
+    def _collect(self) -> List[PluginInfo]:
         out: List[PluginInfo] = []
-        seen: set = set()
+        owner: Dict[Tuple[str, str], str] = {}
         for kind, hook in (("loss", self._pm.hook.salsox_losses), ("initializer", self._pm.hook.salsox_initializers)):
             for impl in hook.get_hookimpls():
                 source = self._sources.get(id(impl.plugin), "runtime")
@@ -171,12 +313,15 @@ class _Registry:
                     raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook.name}: {err!r}") from err
                 for obj in provided:
                     info = _describe(obj, kind, source, impl.plugin_name)
-                    key = info.name.lower()
-                    if kind == "loss" and key in BUILTIN_LOSSES:
+                    key = (kind, info.name.lower())
+                    if kind == "loss" and key[1] in BUILTIN_LOSSES:
                         raise PluginError(f"plugin {impl.plugin_name!r}: loss name {info.name!r} is built in")
-                    if (kind, key) in seen:
-                        raise PluginError(f"plugin {impl.plugin_name!r}: {kind} name {info.name!r} is already taken")
-                    seen.add((kind, key))
+                    if key in owner:
+                        raise PluginError(
+                            f"plugin {impl.plugin_name!r}: {kind} name {info.name!r} is already provided by "
+                            f"plugin {owner[key]!r}"
+                        )
+                    owner[key] = impl.plugin_name
                     out.append(info)
         return out
 
@@ -199,11 +344,20 @@ class _Registry:
         return [i.name for i in self.entries() if i.kind == "initializer"]
 
 
+def _entry_points(group: str) -> List[Any]:
+    try:
+        return list(metadata.entry_points(group=group))
+    except TypeError:  # Python 3.9
+        return list(metadata.entry_points().get(group, []))
+
+
 def _describe(obj: Any, kind: str, source: str, plugin_name: str) -> PluginInfo:
     if kind == "initializer":
         if not isinstance(obj, Initializer):
             raise PluginError(f"plugin {plugin_name!r}: initialisers must be salsox.plugins.Initializer objects")
-        return PluginInfo(obj.name, kind, source, lambda obj=obj: obj)
+        if not obj.name or not isinstance(obj.name, str) or not callable(obj.function):
+            raise PluginError(f"plugin {plugin_name!r}: initialiser {obj!r} needs a name and a callable function")
+        return PluginInfo(obj.name, kind, source, lambda obj=obj: obj, plugin_name)
     if isinstance(obj, type) and issubclass(obj, Loss):
         name = getattr(obj, "name", "")
         factory: Callable[..., Any] = obj
@@ -221,7 +375,7 @@ def _describe(obj: Any, kind: str, source: str, plugin_name: str) -> PluginInfo:
         raise PluginError(f"plugin {plugin_name!r}: {obj!r} is not a loss class, instance or factory")
     if not name or not isinstance(name, str):
         raise PluginError(f"plugin {plugin_name!r}: loss {obj!r} has no name")
-    return PluginInfo(name, kind, source, factory)
+    return PluginInfo(name, kind, source, factory, plugin_name)
 
 
 _REGISTRY = _Registry()
@@ -233,15 +387,218 @@ def registry() -> _Registry:
 
 
 def register(plugin: Any, name: Optional[str] = None) -> str:
-    """Register a plugin object at runtime: a module, class or instance with ``@hookimpl`` hooks."""
+    """Register a plugin at runtime, without packaging (a notebook, a test).
+
+    Parameters
+    ----------
+    plugin : module, class or object with ``@salsox.hookimpl`` hooks; or directly a loss
+        (a :class:`DecomposableLoss` / :class:`ContingencyLoss` subclass or instance) or an
+        :class:`Initializer`.
+    name : str, optional
+        Registration name (default: pluggy's for hook objects, ``"loss:<name>"`` or
+        ``"initializer:<name>"`` for a loss or initialiser given directly).
+
+    Returns
+    -------
+    str
+        The registration name.
+
+    Raises
+    ------
+    PluginError
+        When a provided name is built in or already provided by another plugin (nothing is
+        registered then).
+    ValueError
+        When the plugin or name is already registered.
+    """
     return _REGISTRY.register(plugin, name=name)
 
 
 def unregister(plugin: Any = None, name: Optional[str] = None) -> None:
-    """Remove a plugin registered with :func:`register` (by object or name)."""
+    """Remove a plugin registered with :func:`register`, by object or by registration name."""
     _REGISTRY.unregister(plugin, name=name)
 
 
 def list_plugins() -> List[PluginInfo]:
     """Every loss and initialiser that plugins provide: name, kind and source package."""
     return _REGISTRY.entries()
+
+
+# ---------------------------------------------------------------------------------------------
+# Generic path: Python losses of contingency tables, called by the C++ search.
+# ---------------------------------------------------------------------------------------------
+
+
+def _loss_label(loss: Loss) -> str:
+    """How errors name a loss: its name and the plugin providing it."""
+    try:
+        info = _REGISTRY.find_loss(loss.name) if loss.name else None
+    except PluginError:
+        info = None
+    if info is not None and info.source != "runtime":
+        return f"loss plugin {loss.name!r} (from {info.source}, plugin {info.plugin!r})"
+    if info is not None:
+        return f"loss plugin {loss.name!r} (plugin {info.plugin!r})"
+    return f"loss plugin {loss.name!r} ({type(loss).__name__})"
+
+
+def _table_function(loss: ContingencyLoss) -> Callable[[np.ndarray], np.ndarray]:
+    """``loss.loss`` wrapped for the engine: validated float64 output, errors naming the plugin."""
+    who = _loss_label(loss)
+    vectorized = bool(getattr(loss, "vectorized", True))
+    evaluate = loss.loss
+
+    def tables_loss(tables: np.ndarray) -> np.ndarray:
+        count = tables.shape[0]
+        try:
+            if vectorized:
+                raw = evaluate(tables)
+            else:
+                raw = np.fromiter((evaluate(t) for t in tables), dtype=np.float64, count=count)
+            values = np.array(raw, dtype=np.float64)
+        except Exception as err:
+            raise PluginError(f"{who}: loss() raised {type(err).__name__}: {err}") from err
+        if values.shape != (count,):
+            raise PluginError(f"{who}: loss() returned shape {values.shape} for {count} tables, expected ({count},)")
+        if not np.all(np.isfinite(values)):
+            raise PluginError(f"{who}: loss() returned NaN or infinite values")
+        if count and values.min() < 0.0:
+            low = float(values.min())
+            if low < -_NEGATIVE_TOLERANCE:
+                raise PluginError(f"{who}: loss() returned a negative loss ({low!r}); losses must be >= 0")
+            np.maximum(values, 0.0, out=values)
+        return values
+
+    return tables_loss
+
+
+def _require_contingency(loss: Loss) -> ContingencyLoss:
+    if not isinstance(loss, ContingencyLoss):
+        raise TypeError(
+            f"loss {loss!r} is neither a count-based, PSM-based nor a salsox.plugins.ContingencyLoss"
+        )
+    return loss
+
+
+def evaluate_python_loss(loss: Loss, est: np.ndarray, truth: Any) -> np.ndarray:
+    """Expected loss of each canonical row of ``est`` against the draws ``truth``, for a
+    :class:`ContingencyLoss` (the generic path)."""
+    from .draws import Draws
+
+    loss = _require_contingency(loss)
+    if not isinstance(truth, Draws):
+        raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
+    est = np.ascontiguousarray(est, dtype=np.int32)
+    return np.asarray(_core.callback_losses(truth._core, _table_function(loss), est, MAX_BATCH_CELLS))
+
+
+def salso_python_loss(truth: Any, loss: Loss, options: Dict[str, Any]) -> Dict[str, Any]:
+    """The SALSO search for a :class:`ContingencyLoss`: the C++ search calling ``loss.loss``."""
+    from .draws import Draws
+
+    loss = _require_contingency(loss)
+    if not isinstance(truth, Draws):
+        raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
+    return _core.salso_callback(truth._core, _table_function(loss), max_cells=MAX_BATCH_CELLS, **options)
+
+
+def python_loss_bytes(truth: Any, max_clusters: int) -> int:
+    """Memory per thread of the generic path: count tables and one batch of tables."""
+    rows = int(np.sum(truth.clusters_per_draw, dtype=np.int64))
+    return 4 * rows * max_clusters + 8 * MAX_BATCH_CELLS + 16 * truth.n_items
+
+
+# ---------------------------------------------------------------------------------------------
+# Initialisers.
+# ---------------------------------------------------------------------------------------------
+
+InitializerLike = Union[str, Initializer, Callable[[np.ndarray, int, np.random.Generator], Any]]
+
+
+def get_initializer(initializer: InitializerLike) -> Initializer:
+    """Resolve a registered initialiser name, an :class:`Initializer` or a bare function."""
+    if isinstance(initializer, Initializer):
+        return initializer
+    if isinstance(initializer, str):
+        info = _REGISTRY.find_initializer(initializer)
+        if info is None:
+            known = ", ".join(sorted(_REGISTRY.initializer_names())) or "none registered"
+            raise ValueError(f"unknown initializer {initializer!r}; choose one of: {known}")
+        return info.factory()
+    if callable(initializer):
+        return Initializer(getattr(initializer, "__name__", "<function>"), initializer)
+    raise TypeError(
+        f"initializer must be a registered name, a salsox.plugins.Initializer or a function, "
+        f"got {type(initializer).__name__}"
+    )
+
+
+def _initializer_label(init: Initializer) -> str:
+    info = _REGISTRY.find_initializer(init.name) if init.name else None
+    if info is not None and info.factory() is init and info.source != "runtime":
+        return f"initializer plugin {init.name!r} (from {info.source}, plugin {info.plugin!r})"
+    return f"initializer plugin {init.name!r}"
+
+
+def _call_initializer(init: Initializer, draws: np.ndarray, max_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """One starting partition, validated and relabelled 0..q-1."""
+    n = draws.shape[1]
+    try:
+        raw = init.function(draws, max_clusters, rng)
+        labels = np.asarray(raw)
+    except Exception as err:
+        raise PluginError(f"{_initializer_label(init)} raised {type(err).__name__}: {err}") from err
+    if labels.shape != (n,):
+        raise PluginError(f"{_initializer_label(init)} returned shape {labels.shape}, expected ({n},)")
+    if labels.dtype.kind not in "iu":
+        raise PluginError(f"{_initializer_label(init)} returned dtype {labels.dtype}; labels must be integers")
+    canonical = relabel_rows(labels.astype(np.int64, copy=False)[None, :])[0]
+    q = int(canonical.max()) + 1
+    if q > max_clusters:
+        raise PluginError(
+            f"{_initializer_label(init)} returned {q} clusters, more than max_clusters={max_clusters}"
+        )
+    return canonical
+
+
+def initial_partitions(
+    initializer: InitializerLike,
+    prob: float,
+    truth: Any,
+    max_clusters: int,
+    n_runs: int,
+    seed: int,
+) -> Tuple[np.ndarray, np.ndarray, str]:
+    """Starting partitions for the runs that use ``initializer``.
+
+    Run r uses it with probability ``prob`` (decided by the stream ``(seed, r, 1)``) and calls it
+    with ``Generator(PCG64(SeedSequence([seed, r])))``, so results do not depend on ``n_jobs``.
+
+    Returns
+    -------
+    initial : int32 (n_runs, n), used : uint8 (n_runs,), name : str
+    """
+    from .draws import Draws
+
+    init = get_initializer(initializer)
+    if not isinstance(truth, Draws):
+        raise ValueError("an initializer needs draws, not a PSM")
+    draws = np.asarray(_core.draws_matrix(truth._core))
+    draws.setflags(write=False)
+    n = truth.n_items
+    if prob >= 1.0:
+        used = np.ones(n_runs, dtype=bool)
+    else:
+        used = np.array(
+            [np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, r, 1]))).random() < prob for r in range(n_runs)],
+            dtype=bool,
+        )
+    initial = np.zeros((n_runs, n), dtype=np.int32)
+    first: Optional[np.ndarray] = None
+    for r in np.flatnonzero(used):
+        if init.deterministic and first is not None:
+            initial[r] = first
+            continue
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, int(r)])))
+        initial[r] = first = _call_initializer(init, draws, max_clusters, rng)
+    return initial, used.astype(np.uint8), init.name

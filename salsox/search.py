@@ -41,8 +41,9 @@ class Estimate:
     loss : Loss
         The loss that was minimised.
     info : dict
-        How it was found: ``initialization`` of the winning run (``"sequential"`` or
-        ``"random"``), its ``scans`` and ``zealous_attempts``/``zealous_accepts``,
+        How it was found: ``initialization`` of the winning run (``"sequential"``,
+        ``"random"`` or ``"initializer"``; ``initializer`` names the one used, if any), its
+        ``scans`` and ``zealous_attempts``/``zealous_accepts``,
         ``runs_done``/``runs_requested``, ``budget_exhausted``, ``seconds``, ``seed``,
         ``max_clusters``, ``engine``, ``loss`` and its ``loss_params``, and ``runs``: a list
         with every run's loss and statistics.
@@ -59,6 +60,15 @@ class Estimate:
         """Size of each cluster."""
         return np.bincount(self.labels, minlength=self.n_clusters)
 
+    def summary(self, draws: Any, *, n_jobs: Optional[int] = None) -> Any:
+        """Per-item and per-cluster summary against ``draws`` (or a PSM), under this loss.
+
+        Returns a :class:`salsox.summary.Summary`; see :func:`salsox.summarize`.
+        """
+        from .summary import summarize
+
+        return summarize(self.labels, draws, self.loss, n_jobs=n_jobs)
+
     def __repr__(self) -> str:
         return (
             f"Estimate(n_clusters={self.n_clusters}, expected_loss={self.expected_loss:.10g}, "
@@ -72,6 +82,8 @@ def _engine_for(loss: Loss, truth: Union[Draws, PSM], engine: Optional[str]) -> 
             raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
         return "psm"
     if not isinstance(loss, CountLoss):
+        if engine is not None:
+            raise ValueError(f"engine applies to built-in count-based losses, not to {loss.name!r}")
         return "python"
     if engine is not None:
         if engine not in ("counts", "coclustering"):
@@ -102,6 +114,8 @@ def salso(
     seed: Optional[int] = None,
     memory_limit: Optional[int] = None,
     engine: Optional[str] = None,
+    initializer: Any = None,
+    prob_initializer: Optional[float] = None,
 ) -> Estimate:
     """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
 
@@ -138,6 +152,15 @@ def salso(
     engine : {"counts", "coclustering"}, optional
         Binder only: count tables (O(H k) per move) or exact co-clustering counts (O(n) per
         move, n x n memory). Default: chosen from n, H and k.
+    initializer : str, Initializer or callable, optional
+        Starting partitions from a plugin initialiser (a registered name such as
+        ``"psm-hclust"``, a :class:`salsox.plugins.Initializer`, or a function
+        ``f(draws, max_clusters, rng) -> labels``), called before the search with the draws
+        relabelled 0..k-1 and, for run r, ``Generator(PCG64(SeedSequence([seed, r])))``.
+    prob_initializer : float, optional
+        Probability that a run starts from ``initializer`` rather than from the built-in
+        initialisations (chosen by ``prob_sequential``). Default 1 when ``initializer`` is
+        given.
 
     Returns
     -------
@@ -172,6 +195,9 @@ def salso(
         kd = min(kd, n)  # more clusters than items cannot be formed
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
     chosen = _engine_for(loss, truth, engine)
+    if initializer is None and prob_initializer is not None:
+        raise ValueError("prob_initializer needs an initializer")
+    prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
     options = dict(
         max_clusters=kd,
         n_runs=n_runs,
@@ -184,6 +210,13 @@ def salso(
     )
     threads = min(jobs, n_runs)
     start = time.perf_counter()
+    init_name = None
+    if initializer is not None:
+        from .plugins import initial_partitions
+
+        options["initial"], options["initial_used"], init_name = initial_partitions(
+            initializer, prob_init, truth, kd, n_runs, seed
+        )
     if chosen == "psm":
         matrix = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
         kind, a, b = (loss._kind, 1.0, 1.0) if isinstance(loss, PSMLoss) else ("binder", loss.a, loss.b)  # type: ignore[attr-defined]
@@ -202,10 +235,19 @@ def salso(
             )
         raw = _core.salso_counts(truth._core, loss._count_loss(n), **options)  # type: ignore[attr-defined]
     else:
-        from .plugins import salso_python_loss
+        from .plugins import python_loss_bytes, salso_python_loss
 
+        need = threads * python_loss_bytes(truth, kd)
+        if need > limit:
+            raise MemoryError(
+                f"the search needs about {need / 2**20:.0f} MiB of count tables and table batches "
+                f"({threads} threads), more than memory_limit={limit} bytes; lower max_clusters or "
+                "n_jobs, or raise memory_limit"
+            )
         raw = salso_python_loss(truth, loss, options)
-    return _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
+    est = _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
+    est.info["initializer"] = init_name
+    return est
 
 
 def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:

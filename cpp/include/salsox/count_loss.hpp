@@ -102,7 +102,7 @@ struct CountLoss {
   }
 
   struct Entropies {
-    double draw, est, joint, mutual;
+    double draw, est, joint;
   };
   // Entropies (bits) from sums of x log2 x; clamped at 0 against rounding.
   static Entropies entropies(double m, double D, double E, double J) {
@@ -111,27 +111,38 @@ struct CountLoss {
     e.draw = std::max(0.0, lm - D / m);
     e.est = std::max(0.0, lm - E / m);
     e.joint = std::max(0.0, lm - J / m);
-    e.mutual = e.draw + e.est - e.joint;
     return e;
   }
-  // An entropy this small is an exact zero (the smallest positive entropy of a partition of m
-  // items is about log2(m) / m), so divisions by it are avoided.
-  static bool negligible(double h, double m) { return h <= 1e-12 * std::max(1.0, std::log2(m)); }
+  // An entropy at or below this bound is an exact zero (the smallest positive entropy of a
+  // partition of m items is about log2(m) / m), so divisions by it are avoided.
+  static double negligible_bound(double m) { return 1e-12 * std::max(1.0, std::log2(m)); }
+
+  // The entropy-based losses from the draw, estimate and joint entropies; `tiny` is
+  // negligible_bound(m). Shared by combine and by the incremental scores.
+  static double nvi_of(double draw, double est, double joint, double tiny) {
+    if (joint <= tiny) return 0.0;
+    return std::max(0.0, 1.0 - (draw + est - joint) / joint);
+  }
+  static double id_of(double draw, double est, double joint) {
+    return std::max(0.0, std::max(draw, est) - (draw + est - joint));
+  }
+  static double nid_of(double draw, double est, double joint, double tiny) {
+    const double top = std::max(draw, est);
+    if (top <= tiny) return 0.0;
+    return std::max(0.0, 1.0 - (draw + est - joint) / top);
+  }
 
   static double nvi(double m, double D, double E, double J) {
     const Entropies e = entropies(m, D, E, J);
-    if (negligible(e.joint, m)) return 0.0;
-    return std::max(0.0, 1.0 - e.mutual / e.joint);
+    return nvi_of(e.draw, e.est, e.joint, negligible_bound(m));
   }
   static double id(double m, double D, double E, double J) {
     const Entropies e = entropies(m, D, E, J);
-    return std::max(0.0, std::max(e.draw, e.est) - e.mutual);
+    return id_of(e.draw, e.est, e.joint);
   }
   static double nid(double m, double D, double E, double J) {
     const Entropies e = entropies(m, D, E, J);
-    const double top = std::max(e.draw, e.est);
-    if (negligible(top, m)) return 0.0;
-    return std::max(0.0, 1.0 - e.mutual / top);
+    return nid_of(e.draw, e.est, e.joint, negligible_bound(m));
   }
 };
 

@@ -2,9 +2,15 @@
 // every draw, laid out [draw][draw cluster][estimate cluster]. Scoring an item reads, for each
 // draw, one short contiguous row holding the counts for all estimate clusters at once (the
 // reference reads one scattered cell per draw per candidate).
+//
+// Every step touches one row per draw, at random, and H rows rarely fit in L2, so the table is
+// kept small and cache-friendly: counts are uint16 when n < 65536 (see with_count_type), rows
+// are padded so that a row never straddles more cache lines than it must, and scoring walks the
+// draws in the opposite direction to add and remove, so it starts on the rows they touched last.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "count_loss.hpp"
@@ -12,22 +18,39 @@
 
 namespace salsox {
 
-template <class Label>
+// Calls f(Count{}) with the narrowest count type that holds counts up to n.
+template <class F>
+decltype(auto) with_count_type(std::int64_t n, F&& f) {
+  if (n <= std::numeric_limits<std::uint16_t>::max()) return f(std::uint16_t{});
+  return f(std::int32_t{});
+}
+
+template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
-  using Count = std::int32_t;
-
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters)
-      : d_(draws), loss_(loss), kd_(max_clusters), stride_(max_clusters),
-        track_stats_(!loss.additive()) {
-    cnt_.assign(static_cast<std::size_t>(d_.rows * stride_), 0);
+      : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
+        stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))) {
+    constexpr std::size_t line = kCacheLine / sizeof(Count);
+    cnt_store_.assign(static_cast<std::size_t>(d_.rows * stride_) + line, 0);
+    const auto misalign = reinterpret_cast<std::uintptr_t>(cnt_store_.data()) % kCacheLine;
+    cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
     est_.assign(d_.n, -1);
-    size_.assign(stride_ + 1, 0);
-    acc_.assign(stride_ + 1, 0.0);
-    acc_int_.assign(stride_ + 1, 0);
-    e_new_.assign(stride_ + 1, 0.0);
+    size_.assign(kd_ + 1, 0);
+    acc_.assign(kd_ + 1, 0.0);
+    acc_int_.assign(kd_ + 1, 0);
+    e_new_.assign(kd_ + 1, 0.0);
+    e_norm_.assign(kd_ + 1, 0.0);
+    e_x_.assign(kd_ + 1, 0.0);
+    he_.assign(kd_ + 1, 0.0);
+    inv_he_.assign(kd_ + 1, 0.0);
+    sorted_he_.assign(kd_ + 1, 0.0);
+    order_.assign(kd_ + 1, 0);
+    bucket_n_.assign(kd_ + 2, 0);
+    bucket_a_.assign(kd_ + 2, 0.0);
+    bucket_b_.assign(kd_ + 2, 0.0);
+    bucket_c_.assign(kd_ + 2, 0.0);
     if (track_stats_) {
-      alloc_.assign(d_.rows, 0);
       D_.assign(d_.H, 0.0);
       J_.assign(d_.H, 0.0);
     }
@@ -38,6 +61,9 @@ class CountTableState {
     }
   }
 
+  CountTableState(const CountTableState&) = delete;
+  CountTableState& operator=(const CountTableState&) = delete;
+
   std::int64_t n() const { return d_.n; }
   std::int32_t max_clusters() const { return kd_; }
   std::int32_t slots() const { return q_; }
@@ -45,13 +71,15 @@ class CountTableState {
   std::int64_t size(std::int32_t k) const { return size_[k]; }
   std::int32_t label(std::int64_t i) const { return est_[i]; }
   const std::vector<std::int32_t>& labels() const { return est_; }
+  // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
+  const Count* counts() const { return cnt_; }
+  std::int32_t stride() const { return stride_; }
 
   void clear() {
-    std::fill(cnt_.begin(), cnt_.end(), 0);
+    std::fill(cnt_store_.begin(), cnt_store_.end(), 0);
     std::fill(est_.begin(), est_.end(), -1);
     std::fill(size_.begin(), size_.end(), 0);
     if (track_stats_) {
-      std::fill(alloc_.begin(), alloc_.end(), 0);
       std::fill(D_.begin(), D_.end(), 0.0);
       std::fill(J_.begin(), J_.end(), 0.0);
     }
@@ -70,17 +98,17 @@ class CountTableState {
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
     const Label* lab = d_.item(i);
-    Count* col = cnt_.data() + k;
     if (track_stats_) {
       for (std::int64_t h = 0; h < d_.H; ++h) {
-        const std::int64_t r = d_.base[h] + lab[h];
-        const Count c = col[r * stride_]++;
-        const Count s = alloc_[r]++;
+        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        const Count c = row[k]++;
+        const Count s = row[kd_]++;
         D_[h] += ddraw_[s];
         J_[h] += dcell_[c];
       }
       E_ += dest_[size_[k]];
     } else {
+      Count* col = cnt_ + k;
       for (std::int64_t h = 0; h < d_.H; ++h) ++col[(d_.base[h] + lab[h]) * stride_];
     }
     if (k == q_) ++q_;
@@ -93,17 +121,17 @@ class CountTableState {
   void remove(std::int64_t i) {
     const std::int32_t k = est_[i];
     const Label* lab = d_.item(i);
-    Count* col = cnt_.data() + k;
     if (track_stats_) {
       for (std::int64_t h = 0; h < d_.H; ++h) {
-        const std::int64_t r = d_.base[h] + lab[h];
-        const Count c = --col[r * stride_];
-        const Count s = --alloc_[r];
+        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        const Count c = --row[k];
+        const Count s = --row[kd_];
         D_[h] -= ddraw_[s];
         J_[h] -= dcell_[c];
       }
       E_ -= dest_[size_[k] - 1];
     } else {
+      Count* col = cnt_ + k;
       for (std::int64_t h = 0; h < d_.H; ++h) --col[(d_.base[h] + lab[h]) * stride_];
     }
     --size_[k];
@@ -116,7 +144,7 @@ class CountTableState {
     const std::int32_t last = q_ - 1;
     if (k != last) {
       for (std::int64_t r = 0; r < d_.rows; ++r) {
-        Count* row = cnt_.data() + r * stride_;
+        Count* row = cnt_ + r * stride_;
         row[k] = row[last];
         row[last] = 0;
       }
@@ -135,10 +163,10 @@ class CountTableState {
       case LossKind::Binder: score_binder(i, out); break;
       case LossKind::VI:
       case LossKind::Tabulated: score_additive(i, out); break;
-      case LossKind::OMARI: score_general(i, out, &CountLoss::omari); break;
-      case LossKind::NVI: score_general(i, out, &CountLoss::nvi); break;
-      case LossKind::ID: score_general(i, out, &CountLoss::id); break;
-      case LossKind::NID: score_general(i, out, &CountLoss::nid); break;
+      case LossKind::OMARI: score_omari(i, out); break;
+      case LossKind::NVI: score_nvi(i, out); break;
+      case LossKind::ID: score_id(i, out); break;
+      case LossKind::NID: score_nid(i, out); break;
     }
   }
 
@@ -151,7 +179,7 @@ class CountTableState {
     for (std::int64_t h = 0; h < d_.H; ++h) {
       double D = 0.0, J = 0.0;
       for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const Count* row = cnt_.data() + r * stride_;
+        const Count* row = cnt_ + r * stride_;
         std::int64_t s = 0;
         for (std::int32_t k = 0; k < q_; ++k) {
           s += row[k];
@@ -169,8 +197,8 @@ class CountTableState {
   void score_binder(std::int64_t i, double* out) {
     const Label* lab = d_.item(i);
     std::fill(acc_int_.begin(), acc_int_.begin() + q_, 0);
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      const Count* row = cnt_.data() + (d_.base[h] + lab[h]) * stride_;
+    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
+      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
       for (std::int32_t k = 0; k < q_; ++k) acc_int_[k] += row[k];
     }
     const double H = static_cast<double>(d_.H);
@@ -186,8 +214,8 @@ class CountTableState {
     const Label* lab = d_.item(i);
     std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
     const double* dc = dcell_.data();
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      const Count* row = cnt_.data() + (d_.base[h] + lab[h]) * stride_;
+    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
+      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
       for (std::int32_t k = 0; k < q_; ++k) acc_[k] += dc[row[k]];
     }
     const double H = static_cast<double>(d_.H);
@@ -195,40 +223,225 @@ class CountTableState {
     out[q_] = H * (dest_[0] + dc[0]);
   }
 
-  // Losses that are not additive: evaluate combine per draw with the running sums.
-  template <class Combine>
-  void score_general(std::int64_t i, double* out, Combine combine) {
+  // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
+  // slot k. Most cells of item i's row are 0, and g(1) = g(0) for every built-in loss, so in a
+  // zero cell J'_hk = J_h: the loss depends on k only through E'_k. The entropy losses then
+  // split into per-draw sums, evaluated once per item for all slots, plus a correction for
+  // the few nonzero cells (their true value minus their zero-cell value).
+
+  // Calls f(draw_sum, joint_sum, row) for each draw (last to first): D_h with item i added to
+  // its draw cluster, J_h, and the counts of item i's draw cluster across the slots.
+  template <class F>
+  void for_each_draw(std::int64_t i, F f) const {
     const Label* lab = d_.item(i);
-    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
-    for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = E_ + dest_[size_[k]];
-    const double e_open = E_ + dest_[0];
-    const double m1 = static_cast<double>(m_ + 1);
-    const double* dc = dcell_.data();
-    double open = 0.0;
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      const std::int64_t r = d_.base[h] + lab[h];
-      const Count* row = cnt_.data() + r * stride_;
-      const double Dn = D_[h] + ddraw_[alloc_[r]];
-      const double Jh = J_[h];
-      for (std::int32_t k = 0; k < q_; ++k) acc_[k] += combine(m1, Dn, e_new_[k], Jh + dc[row[k]]);
-      open += combine(m1, Dn, e_open, Jh + dc[0]);
+    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
+      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      f(D_[h] + ddraw_[row[kd_]], J_[h], row);
     }
-    for (std::int32_t k = 0; k < q_; ++k) out[k] = acc_[k];
-    out[q_] = open;
+  }
+
+  // Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
+  struct EntropyScale {
+    double lm, inv_m, tiny;
+    explicit EntropyScale(double m)
+        : lm(std::log2(m)), inv_m(1.0 / m), tiny(CountLoss::negligible_bound(m)) {}
+    double operator()(double S) const { return std::max(0.0, lm - S * inv_m); }
+  };
+
+  // Estimate entropies with the item in slot k (he_[k], k < q) or in a new cluster (he_[q]).
+  void slot_entropies(const EntropyScale& ent) {
+    for (std::int32_t k = 0; k < q_; ++k) he_[k] = ent(E_ + dest_[size_[k]]);
+    he_[q_] = ent(E_ + dest_[0]);
+  }
+
+  // Slots 0..q sorted by estimate entropy (ties by index), into order_.
+  void sort_slots() {
+    for (std::int32_t k = 0; k <= q_; ++k) order_[k] = k;
+    std::sort(order_.begin(), order_.begin() + q_ + 1, [this](std::int32_t x, std::int32_t y) {
+      return he_[x] < he_[y] || (he_[x] == he_[y] && x < y);
+    });
+    for (std::int32_t p = 0; p <= q_; ++p) sorted_he_[p] = he_[order_[p]];
+  }
+
+  // Number of sorted slot entropies below hr: draws in bucket b <= p have hr <= the p-th
+  // smallest estimate entropy, draws above it have hr greater.
+  std::int32_t bucket(double hr) const {
+    std::int32_t b = 0;
+    for (std::int32_t p = 0; p <= q_; ++p) b += sorted_he_[p] < hr;
+    return b;
+  }
+
+  // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
+  // sum(2 - Hr/Hj) - He_k sum(1/Hj).
+  void score_nvi(std::int64_t i, double* out) {
+    const EntropyScale ent(static_cast<double>(m_ + 1));
+    slot_entropies(ent);
+    std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
+    const double* dc = dcell_.data();
+    double s_const = 0.0, s_inv = 0.0;
+    for_each_draw(i, [&](double Dn, double J, const Count* row) {
+      const double hr = ent(Dn), hj = ent(J);
+      const bool live = hj > ent.tiny;
+      const double inv = live ? 1.0 / hj : 0.0;
+      const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
+      s_const += zero_const;
+      s_inv += inv;
+      for (std::int32_t k = 0; k < q_; ++k) {
+        if (row[k] == 0) continue;
+        acc_[k] += CountLoss::nvi_of(hr, he_[k], ent(J + dc[row[k]]), ent.tiny) -
+                   (zero_const - he_[k] * inv);
+      }
+    });
+    for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
+    out[q_] = s_const - he_[q_] * s_inv;
+  }
+
+  // ID = max(Hr, He) - Hr - He + Hj, i.e. Hj - min(Hr, He) in a zero cell. Bucketing draws by
+  // where Hr falls among the sorted He gives every slot's sum of min(Hr, He) in O(q).
+  void score_id(std::int64_t i, double* out) {
+    const EntropyScale ent(static_cast<double>(m_ + 1));
+    slot_entropies(ent);
+    sort_slots();
+    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
+    std::fill(bucket_n_.begin(), bucket_n_.begin() + q_ + 2, 0);
+    std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
+    const double* dc = dcell_.data();
+    double s_hj = 0.0;
+    for_each_draw(i, [&](double Dn, double J, const Count* row) {
+      const double hr = ent(Dn), hj = ent(J);
+      const std::int32_t b = bucket(hr);
+      ++bucket_n_[b];
+      bucket_a_[b] += hr;
+      s_hj += hj;
+      for (std::int32_t k = 0; k < q_; ++k) {
+        if (row[k] == 0) continue;
+        acc_[k] += CountLoss::id_of(hr, he_[k], ent(J + dc[row[k]])) - (hj - std::min(hr, he_[k]));
+      }
+    });
+    // Slot at sorted position p: sum of min(Hr, He) = sum of Hr in buckets <= p + He times the
+    // number of draws above.
+    std::int64_t below_n = 0;
+    double below_hr = 0.0;
+    for (std::int32_t p = 0; p <= q_; ++p) {
+      below_n += bucket_n_[p];
+      below_hr += bucket_a_[p];
+      const std::int32_t k = order_[p];
+      out[k] = s_hj - below_hr - sorted_he_[p] * static_cast<double>(d_.H - below_n) + acc_[k];
+    }
+  }
+
+  // NID = 1 - (Hr + He - Hj) / max(Hr, He) (0 when the maximum is negligible); in a zero cell
+  // (Hj - He) / Hr when Hr > He, else (Hj - Hr) / He. With the draws bucketed as for ID, a
+  // slot's zero cells sum to sum_{b <= p}(Hj - Hr) / He + sum_{b > p} Hj/Hr - He sum_{b > p} 1/Hr.
+  void score_nid(std::int64_t i, double* out) {
+    const EntropyScale ent(static_cast<double>(m_ + 1));
+    slot_entropies(ent);
+    sort_slots();
+    for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
+    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
+    std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
+    std::fill(bucket_b_.begin(), bucket_b_.begin() + q_ + 2, 0.0);
+    std::fill(bucket_c_.begin(), bucket_c_.begin() + q_ + 2, 0.0);
+    const double* dc = dcell_.data();
+    for_each_draw(i, [&](double Dn, double J, const Count* row) {
+      const double hr = ent(Dn), hj = ent(J);
+      const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+      const std::int32_t b = bucket(hr);
+      bucket_a_[b] += hj - hr;
+      bucket_b_[b] += hj * inv_hr;
+      bucket_c_[b] += inv_hr;
+      for (std::int32_t k = 0; k < q_; ++k) {
+        if (row[k] == 0) continue;
+        const double zero = hr > he_[k] ? (hj - he_[k]) * inv_hr : (hj - hr) * inv_he_[k];
+        acc_[k] += CountLoss::nid_of(hr, he_[k], ent(J + dc[row[k]]), ent.tiny) - zero;
+      }
+    });
+    // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
+    // would cancel badly when some Hr are small).
+    double above_b = 0.0, above_c = 0.0;
+    for (std::int32_t p = q_; p >= 0; --p) {
+      above_b += bucket_b_[p + 1];
+      above_c += bucket_c_[p + 1];
+      const std::int32_t k = order_[p];
+      out[k] = above_b - sorted_he_[p] * above_c + acc_[k];
+    }
+    double below_a = 0.0;
+    for (std::int32_t p = 0; p <= q_; ++p) {
+      below_a += bucket_a_[p];
+      out[order_[p]] += below_a * inv_he_[order_[p]];
+    }
+  }
+
+  // omARI has no such split (its denominator mixes draw and slot), so every cell is evaluated
+  // densely (cheaper than picking out the nonzero cells), with one division each: with B/N
+  // hoisted per slot, the expected index costs a product.
+  void score_omari(std::int64_t i, double* out) {
+    const double m1 = static_cast<double>(m_ + 1);
+    const double N = m1 * (m1 - 1) / 2;
+    if (N <= 0) {
+      std::fill(out, out + q_ + 1, 0.0);
+      return;
+    }
+    for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = E_ + dest_[size_[k]];
+    e_new_[q_] = E_ + dest_[0];
+    for (std::int32_t k = 0; k <= q_; ++k) e_norm_[k] = e_new_[k] / N;
+    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
+    const double* dc = dcell_.data();
+    const double* B = e_new_.data();
+    const double* BN = e_norm_.data();
+    double* acc = acc_.data();
+    const std::int32_t slots = q_ + 1;
+    // Branch-free (a zero denominator becomes 1 and its value is masked to 0) so that the slot
+    // loop vectorises.
+    auto cell = [](double A, double B, double BN, double X) {
+      const double expected = A * BN;
+      const double denom = 0.5 * (A + B) - expected;
+      const double zero = static_cast<double>(denom == 0.0);
+      return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
+    };
+    double* Xk = e_x_.data();
+    for_each_draw(i, [&](double A, double X, const Count* row) {
+      // Gathering the joint sums first keeps the division loop free of table lookups.
+      for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k]];
+      Xk[q_] = X;
+      for (std::int32_t k = 0; k < slots; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
+    });
+    std::copy(acc, acc + slots, out);
+  }
+
+  static constexpr std::size_t kCacheLine = 64;
+
+  // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole
+  // cache lines beyond, so that (with the table line-aligned) a row spans as few lines as it can.
+  static std::int64_t row_stride(std::int64_t elems) {
+    const auto bytes = static_cast<std::size_t>(elems) * sizeof(Count);
+    std::size_t padded = sizeof(Count);
+    if (bytes > kCacheLine) padded = (bytes + kCacheLine - 1) / kCacheLine * kCacheLine;
+    else
+      while (padded < bytes) padded *= 2;
+    return static_cast<std::int64_t>(padded / sizeof(Count));
   }
 
   DrawsView<Label> d_;
   const CountLoss& loss_;
-  std::int32_t kd_, stride_;
+  std::int32_t kd_;
   bool track_stats_;
-  std::vector<Count> cnt_;
+  // Row r holds the counts of draw cluster r in slots 0..kd_-1 and, for non-additive losses,
+  // the number of its items allocated so far at index kd_.
+  std::int64_t stride_;
+  std::vector<Count> cnt_store_;
+  Count* cnt_ = nullptr;  // line-aligned start of the rows within cnt_store_
   std::vector<std::int32_t> est_;
   std::vector<std::int64_t> size_;
   std::vector<double> acc_, e_new_;
+  // Scratch for the non-additive scores, indexed by slot (0..q) or bucket (0..q+1).
+  std::vector<double> e_norm_, e_x_, he_, inv_he_, sorted_he_;
+  std::vector<std::int32_t> order_;
+  std::vector<std::int64_t> bucket_n_;
+  std::vector<double> bucket_a_, bucket_b_, bucket_c_;
   std::vector<std::int64_t> acc_int_;
   std::vector<double> dcell_, dest_, ddraw_;
   // Running per-draw sums for non-additive losses.
-  std::vector<Count> alloc_;
   std::vector<double> D_, J_;
   double E_ = 0.0;
   std::int32_t q_ = 0;

@@ -25,19 +25,21 @@ std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& 
   std::int32_t q = 1;
   for (std::int64_t e = 0; e < M * d.n; ++e) q = std::max(q, estimates[e] + 1);
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M)));
-  std::vector<std::unique_ptr<CountTableState<Label>>> states;
-  for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<CountTableState<Label>>(d, loss, q));
-  std::vector<std::int32_t> dummy;
+  with_count_type(d.n, [&](auto count) {
+    using State = CountTableState<Label, decltype(count)>;
+    std::vector<std::unique_ptr<State>> states;
+    for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<State>(d, loss, q));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::int64_t e = 0; e < M; ++e) {
-    int t = 0;
+    for (std::int64_t e = 0; e < M; ++e) {
+      int t = 0;
 #ifdef _OPENMP
-    t = omp_get_thread_num();
+      t = omp_get_thread_num();
 #endif
-    std::vector<std::int32_t> labels(estimates + e * d.n, estimates + (e + 1) * d.n);
-    states[t]->rebuild(labels);
-    out[e] = states[t]->expected_loss();
-  }
+      std::vector<std::int32_t> labels(estimates + e * d.n, estimates + (e + 1) * d.n);
+      states[t]->rebuild(labels);
+      out[e] = states[t]->expected_loss();
+    }
+  });
   return out;
 }
 

@@ -30,6 +30,9 @@ struct SearchOptions {
   double seconds = 0.0;        // 0: no time budget
   int n_jobs = 1;
   std::uint64_t seed = 0;
+  // Run r of this call uses random stream first_run + r: a batch of runs executed elsewhere
+  // (e.g. on a Dask worker) reproduces exactly the runs of one local call.
+  std::int64_t first_run = 0;
   // Optional starting partitions from a user initialiser: row r (n labels, 0..q-1, q at most
   // the cluster cap) starts run r when initial_used[r] is set.
   const std::int32_t* initial = nullptr;
@@ -101,8 +104,9 @@ class StopControl {
 template <class State>
 class SalsoRun {
  public:
-  SalsoRun(State& state, const SearchOptions& opts, std::uint64_t run, StopControl& control)
-      : st_(state), opts_(opts), run_(static_cast<std::int64_t>(run)), rng_(opts.seed, run), control_(control),
+  SalsoRun(State& state, const SearchOptions& opts, std::int64_t run, StopControl& control)
+      : st_(state), opts_(opts), run_(run),
+        rng_(opts.seed, static_cast<std::uint64_t>(opts.first_run + run)), control_(control),
         scores_(static_cast<std::size_t>(state.max_clusters()) + 2) {}
 
   RunResult operator()() {
@@ -157,6 +161,11 @@ class SalsoRun {
     if (occupied < st_.max_clusters() && (best < 0 || scores_[q] < best_score)) {
       best = hole >= 0 ? hole : q;
       best_score = scores_[q];
+    }
+    if (best < 0) {
+      // Memory safety: every score was NaN (an overflowing loss) and the cap forbids a new
+      // cluster. Fall back to a valid slot rather than return -1 (found by ASan).
+      best = keep >= 0 ? keep : (hole == 0 ? 1 : 0);
     }
     if (keep >= 0 && keep != best) {
       const double kept = keep == hole ? scores_[q] : scores_[keep];
@@ -283,7 +292,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
     thread = omp_get_thread_num();
 #endif
     try {
-      SalsoRun<State> run(*states[thread], opts, static_cast<std::uint64_t>(r), control);
+      SalsoRun<State> run(*states[thread], opts, r, control);
       out.runs[r] = run();
       completed.fetch_add(1);
       double cur = busy_seconds.load();

@@ -1,0 +1,116 @@
+"""Plugin losses against the built-in VI: native-speed decomposable plugins and the generic path.
+
+For each dataset, times the 16-run SALSO search (n_jobs=1, fixed seed) with
+  * the built-in VI,
+  * "vi-plugin": VI re-declared as a DecomposableLoss (tabulated, native speed),
+  * "vi-numpy": VI as a ContingencyLoss in numpy, run through the generic (callback) path,
+  * "omari-numpy" against the built-in omARI, the other generic-path example,
+and prints seconds, the ratio to the built-in VI measured in the same run, the ratio to the
+built-in version of the same loss, and the expected loss. Target: the decomposable plugin
+within 1.5x of the built-in VI. Generic-path searches whose 16 runs would take longer than
+--budget seconds are timed on fewer runs and extrapolated to 16 (marked "~" in the table, with
+the number of runs timed); their expected loss is then the best of the runs timed.
+
+Needs the example plugins installed:
+    pip install ./plugins/salsox-example-losses ./plugins/salsox-hclust-init
+
+Usage: python benchmarks/bench_plugins.py [--datasets iris ex1] [--seed 0] [--budget 180]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import salsox
+from _common import best_time, load_draws, print_table
+from salsox.plugins import ContingencyLoss
+
+RUNS = 16
+
+
+class VINumpy(ContingencyLoss):
+    """VI (bits) from whole contingency tables: the generic-path twin of the built-in VI."""
+
+    name = "vi-numpy"
+
+    def __init__(self) -> None:
+        self._f = np.zeros(1)  # x log2 x for x = 0..len-1, grown on demand
+
+    def _xlog2x(self, top: int) -> np.ndarray:
+        if top >= len(self._f):
+            x = np.arange(2 * top + 2, dtype=np.float64)
+            self._f = x * np.log2(np.maximum(x, 1.0))
+        return self._f
+
+    def loss(self, tables: np.ndarray) -> np.ndarray:
+        B = len(tables)
+        rows = np.einsum("brc->br", tables)
+        cols = np.einsum("brc->bc", tables)
+        m = np.einsum("br->b", rows)
+        f = self._xlog2x(int(m.max()) if B else 0)
+        cells = f[tables.reshape(B, -1)].sum(axis=1)  # a gather: x log2 x read from a table
+        total = f[rows].sum(axis=1) + f[cols].sum(axis=1) - 2.0 * cells
+        return np.maximum(total, 0.0) / np.maximum(m, 1)
+
+
+def timed(draws, loss, seed: int, budget: float, fast_repeat: int):
+    """(seconds for 16 runs, runs actually timed, estimate)."""
+    probe_t0 = time.perf_counter()
+    probe = salsox.salso(draws, loss, n_runs=1, n_jobs=1, seed=seed)
+    one = time.perf_counter() - probe_t0
+    if one * RUNS <= budget:
+        repeat = fast_repeat if one * RUNS * fast_repeat <= budget else 1
+        seconds, est = best_time(lambda: salsox.salso(draws, loss, n_runs=RUNS, n_jobs=1, seed=seed), repeat)
+        return seconds, RUNS, est
+    runs = int(max(1, min(RUNS - 1, budget // one)))
+    if runs == 1:
+        return one * RUNS, 1, probe
+    t0 = time.perf_counter()
+    est = salsox.salso(draws, loss, n_runs=runs, n_jobs=1, seed=seed)
+    return (time.perf_counter() - t0) * RUNS / runs, runs, est
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="*", default=["iris", "ex1"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget", type=float, default=180.0, help="seconds allowed per generic-path search")
+    parser.add_argument("--repeat", type=int, default=3, help="fast timings keep the fastest of this many")
+    args = parser.parse_args()
+
+    salsox.plugins.register(VINumpy)  # runtime registration, as in a notebook
+    paths = [
+        ("VI", "built-in VI", "VI"),
+        ("vi-plugin", "decomposable plugin VI", "VI"),
+        ("vi-numpy", "generic path VI (numpy)", "VI"),
+        ("omARI", "built-in omARI", "omARI"),
+        ("omari-numpy", "generic path omARI (numpy)", "omARI"),
+    ]
+    rows, decomposable = [], []
+    for name in args.datasets:
+        draws = salsox.Draws(load_draws(name))
+        seconds = {}
+        for loss, label, builtin in paths:
+            t, runs, est = timed(draws, loss, args.seed, args.budget, args.repeat)
+            seconds[loss] = t
+            ratio = t / seconds["VI"]
+            same = t / seconds[builtin]
+            when = f"{t:.3g}" if runs == RUNS else f"~{t:.3g} ({runs} runs x {RUNS}/{runs})"
+            rows.append([name, label, when, f"{ratio:.2f}x", f"{same:.2f}x", est.expected_loss, est.n_clusters])
+            if loss == "vi-plugin":
+                decomposable.append((name, ratio))
+        print(f"... {name} done", flush=True)
+    print(f"\nSALSO, {RUNS} runs, n_jobs=1, seed={args.seed}; seconds are the fastest of {args.repeat} "
+          f"when quick; '~' = timed on fewer runs and extrapolated to {RUNS}")
+    print_table(["dataset", "loss path", "seconds", "vs built-in VI", "vs built-in same loss",
+                 "expected loss", "k"], rows)
+    worst = max(r for _, r in decomposable)
+    print(f"decomposable plugin VI vs built-in VI: worst {worst:.2f}x (target <= 1.5x: "
+          f"{'met' if worst <= 1.5 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+// Helpers shared by the binding translation units (module.cpp, plugins.cpp).
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "salsox/search.hpp"
+
+namespace salsox::bindings {
+
+namespace py = pybind11;
+
+template <class Int>
+using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast>;
+
+// Ctrl-C: polled from the calling thread while the GIL is released.
+inline bool python_interrupted() {
+  py::gil_scoped_acquire acquire;
+  if (PyErr_CheckSignals() != 0) {
+    PyErr_Clear();
+    return true;
+  }
+  return false;
+}
+
+using Initial = std::optional<CArray<std::int32_t>>;
+using InitialUsed = std::optional<CArray<std::uint8_t>>;
+
+inline SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
+                           std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed,
+                           const Initial& initial, const InitialUsed& used, std::int64_t n,
+                           std::int32_t max_clusters) {
+  if (n_runs < 1) throw std::invalid_argument("n_runs must be >= 1");
+  if (max_clusters < 1 || max_clusters > n) throw std::invalid_argument("max_clusters out of range");
+  SearchOptions o;
+  o.n_runs = n_runs;
+  o.max_zealous = max_zealous;
+  o.prob_sequential = prob_sequential;
+  o.max_scans = max_scans;
+  o.seconds = seconds;
+  o.n_jobs = n_jobs;
+  o.seed = seed;
+  if (initial.has_value() != used.has_value()) throw std::invalid_argument("initial and initial_used go together");
+  if (initial) {
+    if (initial->ndim() != 2 || initial->shape(0) != n_runs || initial->shape(1) != n ||
+        used->ndim() != 1 || used->shape(0) != n_runs)
+      throw std::invalid_argument("initial must be n_runs x n and initial_used of length n_runs");
+    const std::int32_t* lab = initial->data();
+    for (std::int64_t r = 0; r < n_runs; ++r) {
+      if (!used->data()[r]) continue;
+      // Slots must be 0..q-1 with q <= max_clusters, each occupied.
+      std::vector<std::uint8_t> seen(static_cast<std::size_t>(max_clusters), 0);
+      std::int32_t top = -1;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int32_t c = lab[r * n + i];
+        if (c < 0 || c >= max_clusters) throw std::invalid_argument("initial labels must be in 0..max_clusters-1");
+        seen[c] = 1;
+        top = std::max(top, c);
+      }
+      for (std::int32_t c = 0; c <= top; ++c)
+        if (!seen[c]) throw std::invalid_argument("initial labels must be 0..q-1 without gaps");
+    }
+    o.initial = lab;
+    o.initial_used = used->data();
+  }
+  return o;
+}
+
+inline py::dict to_python(const SearchResult& res) {
+  if (res.interrupted) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  py::list runs;
+  for (const auto& r : res.runs) {
+    py::dict d;
+    d["done"] = r.done;
+    d["loss"] = r.loss;
+    d["initialization"] = r.given ? "initializer" : (r.sequential ? "sequential" : "random");
+    d["scans"] = r.scans;
+    d["zealous_attempts"] = r.zealous_attempts;
+    d["zealous_accepts"] = r.zealous_accepts;
+    d["seconds"] = r.seconds;
+    runs.append(d);
+  }
+  py::dict out;
+  out["runs"] = runs;
+  out["best"] = res.best;
+  out["runs_done"] = res.runs_done;
+  out["budget_exhausted"] = res.budget_exhausted;
+  out["seconds"] = res.seconds;
+  if (res.best >= 0) {
+    const auto& lab = res.runs[res.best].labels;
+    py::array_t<std::int32_t> labels(static_cast<py::ssize_t>(lab.size()));
+    std::copy(lab.begin(), lab.end(), labels.mutable_data());
+    out["labels"] = labels;
+  }
+  return out;
+}
+
+}  // namespace salsox::bindings

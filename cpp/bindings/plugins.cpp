@@ -1,0 +1,146 @@
+// Bindings of the generic (callback) path: the SALSO search and loss evaluation for losses
+// written in Python as functions of contingency tables. The engine runs with the GIL released;
+// each callback takes the GIL, hands the callable a read-only int64 array of tables and copies
+// back the losses. Python exceptions travel as pybind11::error_already_set (safe to hold and
+// destroy without the GIL), stop all runs, and are re-raised unchanged to the caller.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "salsox/callback_state.hpp"
+#include "salsox/draws.hpp"
+#include "salsox/search.hpp"
+#include "common.hpp"
+
+namespace py = pybind11;
+using namespace salsox;
+using namespace salsox::bindings;
+
+namespace {
+
+// Default cap on the int64 cells of one batch: 32 MiB of tables per thread.
+constexpr std::int64_t kDefaultMaxCells = std::int64_t{1} << 22;
+
+// Wraps `fn` (tables -> float64 losses of shape (B,)). Holds a borrowed handle: the caller
+// keeps `fn` alive for the duration of the search, and copying the std::function between
+// threads must not touch Python reference counts.
+TableLossFn python_table_loss(py::handle fn) {
+  return [fn](const TableBuffer& buffer, std::int64_t B, std::int32_t R, std::int32_t C, double* out) {
+    py::gil_scoped_acquire gil;
+    // The array keeps the buffer alive if the callee holds on to it.
+    py::capsule owner(new TableBuffer(buffer), [](void* p) { delete static_cast<TableBuffer*>(p); });
+    py::array_t<std::int64_t> tables({static_cast<py::ssize_t>(B), static_cast<py::ssize_t>(R),
+                                      static_cast<py::ssize_t>(C)},
+                                     buffer->data(), owner);
+    py::detail::array_proxy(tables.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    py::object result = fn(tables);
+    auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(result);
+    if (!values || values.ndim() != 1 || values.shape(0) != B)
+      throw std::runtime_error("loss callback must return a 1-D float array with one value per table (" +
+                               std::to_string(B) + ")");
+    std::copy(values.data(), values.data() + B, out);
+  };
+}
+
+std::int64_t check_max_cells(std::int64_t max_cells) {
+  if (max_cells < 1) throw std::invalid_argument("max_cells must be >= 1");
+  return max_cells;
+}
+
+}  // namespace
+
+void bind_plugins(py::module_& m) {
+  m.def(
+      "draws_matrix",
+      [](const CompactDraws& draws) {
+        const std::int64_t H = draws.H(), n = draws.n();
+        py::array_t<std::int32_t> out({H, n});
+        std::int32_t* o = out.mutable_data();
+        {
+          py::gil_scoped_release release;
+          draws.visit([&](auto v) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              const auto* lab = v.item(i);
+              for (std::int64_t h = 0; h < H; ++h) o[h * n + i] = static_cast<std::int32_t>(lab[h]);
+            }
+          });
+        }
+        return out;
+      },
+      py::arg("draws"), "The H x n matrix of draws, each relabelled 0..k-1.");
+
+  m.def(
+      "callback_losses",
+      [](const CompactDraws& draws, py::function loss, const CArray<std::int32_t>& estimates, std::int64_t max_cells) {
+        const std::int64_t n = draws.n();
+        if (estimates.ndim() != 2 || estimates.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+        check_max_cells(max_cells);
+        const std::int64_t M = estimates.shape(0);
+        const std::int32_t* e = estimates.data();
+        // Rows must be canonical (0..q-1 without gaps), as the state's slots are.
+        std::int32_t q = 1;
+        for (std::int64_t r = 0; r < M; ++r) {
+          std::int32_t top = -1;
+          for (std::int64_t i = 0; i < n; ++i) {
+            const std::int32_t c = e[r * n + i];
+            if (c < 0 || c > top + 1) throw std::invalid_argument("estimate rows must be labelled 0..q-1 in order of first appearance");
+            top = std::max(top, c);
+          }
+          q = std::max(q, top + 1);
+        }
+        const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
+        const TableLossFn fn = python_table_loss(loss);
+        std::vector<double> out(static_cast<std::size_t>(M));
+        {
+          py::gil_scoped_release release;
+          draws.visit([&](auto v) {
+            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+            CallbackState<Label> state(v, layout, fn, q, max_cells);
+            std::vector<std::int32_t> row(static_cast<std::size_t>(n));
+            for (std::int64_t r = 0; r < M; ++r) {
+              std::copy(e + r * n, e + (r + 1) * n, row.begin());
+              state.rebuild(row);
+              out[r] = state.expected_loss();
+            }
+          });
+        }
+        return py::array_t<double>(static_cast<py::ssize_t>(M), out.data());
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("max_cells") = kDefaultMaxCells,
+      "Monte Carlo expected loss of each estimate row under a table-loss callback.");
+
+  m.def(
+      "salso_callback",
+      [](const CompactDraws& draws, py::function loss, std::int32_t max_clusters, std::int64_t n_runs,
+         std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs,
+         std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used, std::int64_t max_cells) {
+        check_max_cells(max_cells);
+        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+                                       initial, initial_used, draws.n(), max_clusters);
+        const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
+        const TableLossFn fn = python_table_loss(loss);
+        SearchResult res;
+        {
+          py::gil_scoped_release release;
+          res = draws.visit([&](auto v) {
+            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+            return run_salso(
+                [&] { return std::make_unique<CallbackState<Label>>(v, layout, fn, max_clusters, max_cells); },
+                opts, python_interrupted);
+          });
+        }
+        return to_python(res);
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
+      py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
+      py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
+      py::arg("max_cells") = kDefaultMaxCells,
+      "SALSO search minimising the mean over draws of a table-loss callback (the generic path).");
+}

@@ -1,0 +1,265 @@
+// Search state for general losses written outside the engine (Python plugins): any function of
+// the contingency table between the estimate and one draw. The count tables are kept by a
+// CountTableState (with an all-zero tabulated loss, used for storage only); scoring an item
+// builds, for every draw and every candidate slot, the table the move would produce and hands
+// them in batches to a callback. Draws are grouped by their number of clusters so that each
+// batch is padded only to the largest draw of its group.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "count_loss.hpp"
+#include "count_table.hpp"
+#include "draws.hpp"
+
+namespace salsox {
+
+// Tables handed to a callback. Shared so that a callee may keep a batch alive after the call;
+// the state then writes the next batch into a fresh buffer.
+using TableBuffer = std::shared_ptr<std::vector<std::int64_t>>;
+
+// Losses of B contingency tables, each R x C (draw clusters x estimate clusters, row-major, int64),
+// held in `tables`; writes out[0..B). Zero rows and columns are padding. May throw.
+using TableLossFn = std::function<void(const TableBuffer& tables, std::int64_t B, std::int32_t R,
+                                       std::int32_t C, double* out)>;
+
+// How draws are batched for a callback: sorted by cluster count and cut into groups, each
+// draw's tables padded to the largest draw of its group. Finer groups pad less but cost more
+// calls, so groupings into 1..kMaxGroups groups are prepared and each batch picks the cheapest
+// for its table size.
+class TableLayout {
+ public:
+  static constexpr std::size_t kMaxGroups = 16;
+
+  struct Group {
+    std::int64_t begin, end;  // range of order()
+    std::int32_t rows;        // rows per table
+  };
+
+  TableLayout(const std::int32_t* clusters, std::int64_t H) {
+    order_.resize(static_cast<std::size_t>(H));
+    std::iota(order_.begin(), order_.end(), std::int64_t{0});
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](std::int64_t x, std::int64_t y) { return clusters[x] < clusters[y]; });
+    // Distinct cluster counts (ascending) and where each run of them ends in order_.
+    std::vector<std::int32_t> value;
+    std::vector<std::int64_t> end;
+    for (std::int64_t j = 0; j < H; ++j) {
+      const std::int32_t k = clusters[order_[j]];
+      if (value.empty() || value.back() != k) {
+        value.push_back(k);
+        end.push_back(j + 1);
+      } else {
+        end.back() = j + 1;
+      }
+    }
+    plan(value, end);
+  }
+
+  const std::vector<std::int64_t>& order() const { return order_; }
+
+  // The grouping minimising padded rows + call_rows per call, where call_rows is the cost of
+  // one callback call expressed in table rows.
+  const std::vector<Group>& groups(double call_rows) const {
+    std::size_t best = 0;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (std::size_t g = 0; g < plans_.size(); ++g) {
+      const double c = static_cast<double>(padded_rows_[g]) + call_rows * static_cast<double>(plans_[g].size());
+      if (c < best_cost) {
+        best_cost = c;
+        best = g;
+      }
+    }
+    return plans_[best];
+  }
+
+ private:
+  // plans_[g]: the grouping into g + 1 groups with the fewest padded rows (sum H_g * rows_g).
+  void plan(const std::vector<std::int32_t>& value, const std::vector<std::int64_t>& end) {
+    const std::size_t K = value.size();
+    const std::size_t G = std::min(kMaxGroups, K);
+    auto add_plan = [&](const std::vector<std::size_t>& cuts) {
+      std::vector<Group> groups;
+      std::int64_t begin = 0, padded = 0;
+      for (std::size_t c : cuts) {
+        groups.push_back({begin, end[c], value[c]});
+        padded += (end[c] - begin) * value[c];
+        begin = end[c];
+      }
+      plans_.push_back(std::move(groups));
+      padded_rows_.push_back(padded);
+    };
+    if (K > 2048) {  // many distinct counts: groups of equal numbers of draws
+      const std::int64_t H = end.back();
+      for (std::size_t g = 1; g <= G; ++g) {
+        std::vector<std::size_t> cuts;
+        std::size_t c = 0;
+        for (std::size_t j = 1; j <= g; ++j) {
+          const std::int64_t target = H * static_cast<std::int64_t>(j) / static_cast<std::int64_t>(g);
+          while (end[c] < target) ++c;
+          if (cuts.empty() || cuts.back() != c) cuts.push_back(c);
+        }
+        add_plan(cuts);
+      }
+      return;
+    }
+    auto count = [&](std::size_t from, std::size_t to) {  // draws with value index in [from, to]
+      return static_cast<double>(end[to] - (from ? end[from - 1] : 0));
+    };
+    // cost[g][t]: fewest padded rows covering values 0..t with g + 1 groups; start[g][t]: where
+    // the last of them starts.
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<std::vector<double>> cost(G, std::vector<double>(K, inf));
+    std::vector<std::vector<std::size_t>> start(G, std::vector<std::size_t>(K, 0));
+    for (std::size_t t = 0; t < K; ++t) cost[0][t] = count(0, t) * value[t];
+    for (std::size_t g = 1; g < G; ++g)
+      for (std::size_t t = g; t < K; ++t)
+        for (std::size_t s = g; s <= t; ++s) {
+          const double c = cost[g - 1][s - 1] + count(s, t) * value[t];
+          if (c < cost[g][t]) {
+            cost[g][t] = c;
+            start[g][t] = s;
+          }
+        }
+    for (std::size_t g = 0; g < G; ++g) {
+      std::vector<std::size_t> cuts(g + 1);
+      std::size_t t = K - 1;
+      for (std::size_t level = g + 1; level-- > 0;) {
+        cuts[level] = t;
+        if (level > 0) t = start[level][t] - 1;
+      }
+      add_plan(cuts);
+    }
+  }
+
+  std::vector<std::int64_t> order_;
+  std::vector<std::vector<Group>> plans_;
+  std::vector<std::int64_t> padded_rows_;
+};
+
+template <class Label>
+class CallbackState {
+ public:
+  using Count = std::int32_t;
+
+  // Cost of one callback call, in table cells (a Python call with a few numpy operations costs
+  // as much as some 10^4 cells of numpy work).
+  static constexpr double kCallCells = 16384.0;
+
+  // `max_cells` caps the int64 cells of one batch (memory per thread); larger batches are split.
+  CallbackState(const DrawsView<Label>& draws, const TableLayout& layout, TableLossFn loss,
+                std::int32_t max_clusters, std::int64_t max_cells)
+      : d_(draws), layout_(layout), fn_(std::move(loss)), max_cells_(std::max<std::int64_t>(max_cells, 1)),
+        storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
+        table_(draws, storage_loss_, max_clusters) {}
+
+  CallbackState(const CallbackState&) = delete;
+  CallbackState& operator=(const CallbackState&) = delete;
+
+  std::int64_t n() const { return table_.n(); }
+  std::int32_t max_clusters() const { return table_.max_clusters(); }
+  std::int32_t slots() const { return table_.slots(); }
+  std::int64_t size(std::int32_t k) const { return table_.size(k); }
+  std::int32_t label(std::int64_t i) const { return table_.label(i); }
+  const std::vector<std::int32_t>& labels() const { return table_.labels(); }
+  void clear() { table_.clear(); }
+  void rebuild(const std::vector<std::int32_t>& labels) { table_.rebuild(labels); }
+  void add(std::int64_t i, std::int32_t k) { table_.add(i, k); }
+  void remove(std::int64_t i) { table_.remove(i); }
+  void close_slot(std::int32_t k) { table_.close_slot(k); }
+
+  // out[k] (k = 0..q, q = slots(); q is a new cluster) = mean over draws of the loss of the
+  // table with unallocated item i put in slot k.
+  void score(std::int64_t i, double* out) {
+    const std::int32_t q = table_.slots();
+    const std::int32_t C = q + 1;
+    std::fill(out, out + C, 0.0);
+    const Label* lab = d_.item(i);
+    for_each_batch(C, C, [&](std::int64_t lo, std::int64_t hi, std::int32_t R) {
+      const std::int64_t cells = static_cast<std::int64_t>(R) * C;
+      std::int64_t* t = reserve((hi - lo) * C * cells);
+      for (std::int64_t j = lo; j < hi; ++j) {
+        const std::int64_t h = layout_.order()[j];
+        copy_table(h, R, q, C, t);
+        for (std::int32_t k = 1; k < C; ++k) std::memcpy(t + k * cells, t, sizeof(std::int64_t) * cells);
+        const std::int64_t cell = static_cast<std::int64_t>(lab[h]) * C;
+        for (std::int32_t k = 0; k < C; ++k) ++t[k * cells + cell + k];
+        t += C * cells;
+      }
+      evaluate((hi - lo) * C, R, C);
+      for (std::int64_t b = 0; b < (hi - lo) * C; ++b) out[b % C] += losses_[b];
+    });
+    const double H = static_cast<double>(d_.H);
+    for (std::int32_t k = 0; k < C; ++k) out[k] /= H;
+  }
+
+  // Mean over draws of the loss of the current allocation.
+  double expected_loss() {
+    const std::int32_t q = table_.slots();
+    const std::int32_t C = std::max(q, 1);
+    double total = 0.0;
+    for_each_batch(1, C, [&](std::int64_t lo, std::int64_t hi, std::int32_t R) {
+      std::int64_t* t = reserve((hi - lo) * R * C);
+      for (std::int64_t j = lo; j < hi; ++j, t += static_cast<std::int64_t>(R) * C)
+        copy_table(layout_.order()[j], R, q, C, t);
+      evaluate(hi - lo, R, C);
+      for (std::int64_t b = 0; b < hi - lo; ++b) total += losses_[b];
+    });
+    return total / static_cast<double>(d_.H);
+  }
+
+ private:
+  static std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_cast<std::size_t>(n) + 1, 0.0); }
+
+  // Calls f(lo, hi, R) over ranges of layout order, each of at most max_cells_ cells when every
+  // draw contributes `tables` tables of R x C.
+  template <class F>
+  void for_each_batch(std::int32_t tables, std::int32_t C, F&& f) {
+    const double per_row = static_cast<double>(tables) * C;
+    for (const auto& g : layout_.groups(kCallCells / per_row)) {
+      const std::int64_t per_draw = static_cast<std::int64_t>(tables) * g.rows * C;
+      const std::int64_t step = std::max<std::int64_t>(1, max_cells_ / per_draw);
+      for (std::int64_t lo = g.begin; lo < g.end; lo += step) f(lo, std::min(g.end, lo + step), g.rows);
+    }
+  }
+
+  // Draw h's table, padded to R x C (estimate slots 0..q-1, zero beyond), into t.
+  void copy_table(std::int64_t h, std::int32_t R, std::int32_t q, std::int32_t C, std::int64_t* t) const {
+    const std::int32_t stride = table_.stride();
+    const std::int32_t k = d_.k[h];
+    const Count* row = table_.counts() + d_.base[h] * stride;
+    for (std::int32_t r = 0; r < k; ++r, row += stride, t += C) {
+      for (std::int32_t c = 0; c < q; ++c) t[c] = row[c];
+      for (std::int32_t c = q; c < C; ++c) t[c] = 0;
+    }
+    std::fill(t, t + static_cast<std::int64_t>(R - k) * C, std::int64_t{0});
+  }
+
+  std::int64_t* reserve(std::int64_t cells) {
+    if (!buffer_ || buffer_.use_count() > 1) buffer_ = std::make_shared<std::vector<std::int64_t>>();
+    if (static_cast<std::int64_t>(buffer_->size()) < cells) buffer_->resize(static_cast<std::size_t>(cells));
+    return buffer_->data();
+  }
+
+  void evaluate(std::int64_t B, std::int32_t R, std::int32_t C) {
+    losses_.resize(static_cast<std::size_t>(B));
+    fn_(buffer_, B, R, C, losses_.data());
+  }
+
+  DrawsView<Label> d_;
+  const TableLayout& layout_;
+  TableLossFn fn_;
+  std::int64_t max_cells_;
+  CountLoss storage_loss_;  // referenced by table_: declared before it
+  CountTableState<Label> table_;
+  TableBuffer buffer_;
+  std::vector<double> losses_;
+};
+
+}  // namespace salsox

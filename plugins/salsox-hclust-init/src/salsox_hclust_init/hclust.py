@@ -1,0 +1,96 @@
+"""Average-linkage hierarchical clustering of 1 - PSM, cut at a number of clusters (numpy only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import salsox
+
+
+def average_linkage_labels(distances: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Average-linkage (UPGMA) clusters of a dissimilarity matrix, cut at ``n_clusters``.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (n, n)
+        Symmetric dissimilarities; the diagonal is ignored.
+    n_clusters : int
+        Number of clusters of the cut (at least 1; capped at n).
+
+    Returns
+    -------
+    ndarray of shape (n,), int64
+        Labels 0..n_clusters-1.
+
+    Notes
+    -----
+    The nearest-neighbour chain algorithm: O(n^2) time and memory (one n x n float64 work
+    matrix besides the input). Average linkage is reducible, so the chain's merges sorted by
+    height are those of the usual greedy algorithm; the first n - n_clusters of them are kept.
+    """
+    d = np.array(distances, dtype=np.float64)  # a work copy, overwritten below
+    n = d.shape[0]
+    if d.ndim != 2 or d.shape[1] != n or n == 0:
+        raise ValueError(f"distances must be a non-empty square matrix, got shape {d.shape}")
+    n_clusters = max(1, min(int(n_clusters), n))
+    np.fill_diagonal(d, np.inf)
+    size = np.ones(n)
+    height = np.zeros(n)  # height of the last merge into each slot (keeps heights monotone)
+    merges = []  # (height, a, b): the cluster holding item a merged with the one holding item b
+    chain: list = []
+    active = n
+    next_start = 0
+    while active > 1:
+        if not chain:
+            while not np.isfinite(size[next_start]):
+                next_start += 1
+            chain.append(next_start)
+        a = chain[-1]
+        row = d[a]
+        b = int(np.argmin(row))
+        if len(chain) >= 2 and row[chain[-2]] <= row[b]:
+            b = chain[-2]  # ties go back down the chain, so it cannot cycle
+        if len(chain) >= 2 and b == chain[-2]:
+            chain.pop()
+            chain.pop()
+            h = max(row[b], height[a], height[b])
+            merges.append((h, a, b))
+            # Lance-Williams update for average linkage; the merged cluster keeps slot a.
+            sa, sb = size[a], size[b]
+            merged = (sa * d[a] + sb * d[b]) / (sa + sb)
+            d[a] = merged
+            d[:, a] = merged
+            d[a, a] = np.inf
+            d[b] = np.inf
+            d[:, b] = np.inf
+            size[a] = sa + sb
+            size[b] = np.inf  # marks slot b inactive
+            height[a] = h
+            active -= 1
+        else:
+            chain.append(b)
+    # Apply the lowest n - n_clusters merges (stable: a merge never precedes its children).
+    order = sorted(range(len(merges)), key=lambda t: merges[t][0])
+    parent = np.arange(n)
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for t in order[: n - n_clusters]:
+        _, a, b = merges[t]
+        parent[root(b)] = root(a)
+    roots = np.array([root(i) for i in range(n)])
+    _, labels = np.unique(roots, return_inverse=True)
+    return labels.astype(np.int64)
+
+
+def psm_hclust(draws: np.ndarray, max_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """Initialiser ``"psm-hclust"``: average linkage of 1 - PSM cut at ``max_clusters``.
+
+    ``rng`` is unused (the result is deterministic). Holds the n x n PSM and a work matrix.
+    """
+    similarity = salsox.psm(draws, n_jobs=1)
+    return average_linkage_labels(1.0 - similarity, max_clusters)

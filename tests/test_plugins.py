@@ -1,0 +1,609 @@
+"""Tests of the plugin system (issue 4): registry, Python losses, Python initialisers.
+
+The example packages in plugins/ must be installed (CI installs them with
+``pip install ./plugins/salsox-example-losses ./plugins/salsox-hclust-init``); the tests that
+use their names exercise discovery through the ``salsox`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import salsox
+from salsox import plugins
+from salsox.losses import Binder, VI
+from salsox.plugins import ContingencyLoss, DecomposableLoss, Initializer, PluginError
+from conftest import load_draws
+
+JOBS = (1, 2)
+
+
+@pytest.fixture(scope="module")
+def iris() -> salsox.Draws:
+    return salsox.Draws(load_draws("iris"))
+
+
+@pytest.fixture(scope="module")
+def small() -> salsox.Draws:
+    """100 iris draws: the generic path runs in well under a second per run."""
+    return salsox.Draws(load_draws("iris")[:100])
+
+
+@pytest.fixture
+def runtime():
+    """Registers plugins for one test and removes them afterwards."""
+    names = []
+
+    def add(plugin, name=None):
+        names.append(plugins.register(plugin, name=name))
+        return names[-1]
+
+    yield add
+    for name in names:
+        if plugins.registry()._pm.get_plugin(name) is not None:
+            plugins.unregister(name=name)
+
+
+def run_losses(est: salsox.Estimate) -> list:
+    return [r["loss"] for r in est.info["runs"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry: entry points, runtime registration, clashes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_installed_plugins_are_discovered_through_entry_points():
+    found = {(p.name, p.kind): p for p in plugins.list_plugins()}
+    for name in ("vi-plugin", "binder-plugin", "omari-numpy"):
+        info = found[(name, "loss")]
+        assert info.source.startswith("salsox-example-losses ")
+        assert info.plugin == "example_losses"
+    init = found[("psm-hclust", "initializer")]
+    assert init.source.startswith("salsox-hclust-init ")
+    assert isinstance(init.factory(), Initializer)
+    # Names select them, case-insensitively.
+    assert type(salsox.losses.get_loss("VI-Plugin")).__name__ == "VIPlugin"
+    assert plugins.get_initializer("PSM-HCLUST").name == "psm-hclust"
+
+
+class _HalfVI(DecomposableLoss):
+    """VI / 2: a distinct loss for registration tests."""
+
+    name = "half-vi"
+
+    def draw_term(self, counts, n):
+        return 0.5 * _xlog2x(counts) / n
+
+    def estimate_term(self, counts, n):
+        return 0.5 * _xlog2x(counts) / n
+
+    def cell_term(self, counts, n):
+        return -_xlog2x(counts) / n
+
+
+def _xlog2x(x):
+    x = np.asarray(x, dtype=float)
+    return np.where(x > 0, x * np.log2(np.maximum(x, 1)), 0.0)
+
+
+class _HookPlugin:
+    @salsox.hookimpl
+    def salsox_losses(self):
+        return [_HalfVI]
+
+    @salsox.hookimpl
+    def salsox_initializers(self):
+        return [Initializer("one-cluster", lambda draws, k, rng: np.zeros(draws.shape[1], int))]
+
+
+def test_runtime_registration_and_unregistration(iris, runtime):
+    draws = load_draws("iris")
+    with pytest.raises(ValueError, match="unknown loss 'half-vi'"):
+        salsox.salso(iris, "half-vi")
+    name = runtime(_HookPlugin(), name="notebook-plugin")
+    listed = {(p.name, p.kind): p for p in plugins.list_plugins()}
+    assert listed[("half-vi", "loss")].source == "runtime"
+    assert listed[("half-vi", "loss")].plugin == name
+    assert listed[("one-cluster", "initializer")].source == "runtime"
+    # Usable by name in salso, partition_loss and dlso.
+    est = salsox.salso(iris, "half-vi", seed=5, n_jobs=1)
+    ref = salsox.salso(iris, "VI", seed=5, n_jobs=1)
+    np.testing.assert_array_equal(est.labels, ref.labels)
+    assert est.expected_loss == pytest.approx(ref.expected_loss / 2, rel=1e-12)
+    assert salsox.partition_loss(draws[0], draws, "half-vi") == pytest.approx(
+        salsox.partition_loss(draws[0], draws, "VI") / 2, rel=1e-12
+    )
+    assert salsox.dlso(draws, "half-vi").info["draw"] == salsox.dlso(draws, "VI").info["draw"]
+    plugins.unregister(name=name)
+    assert "half-vi" not in {p.name for p in plugins.list_plugins()}
+    with pytest.raises(ValueError, match="unknown loss"):
+        salsox.partition_loss(draws[0], draws, "half-vi")
+    with pytest.raises(ValueError, match="no plugin registered"):
+        plugins.unregister(name=name)
+
+
+def test_register_a_loss_or_initializer_directly(iris, runtime):
+    init = Initializer("all-apart", lambda draws, k, rng: np.arange(draws.shape[1]) % k)
+    loss = _HalfVI()
+    runtime(loss)
+    runtime(init)
+    names = {(p.name, p.kind) for p in plugins.list_plugins()}
+    assert {("half-vi", "loss"), ("all-apart", "initializer")} <= names
+    est = salsox.salso(iris, "half-vi", initializer="all-apart", n_runs=2, seed=1, n_jobs=1)
+    assert est.info["initializer"] == "all-apart"
+    plugins.unregister(loss)
+    plugins.unregister(init)
+    names = {(p.name, p.kind) for p in plugins.list_plugins()}
+    assert not {("half-vi", "loss"), ("all-apart", "initializer")} & names
+    with pytest.raises(ValueError, match="not registered"):
+        plugins.unregister(loss)
+
+
+def _summary(infos):
+    return [(p.name, p.kind, p.source, p.plugin) for p in infos]
+
+
+def test_name_clashes_are_refused_and_leave_the_registry_unchanged(runtime):
+    before = plugins.list_plugins()
+
+    class ClashPlugin(_HalfVI):
+        name = "VI-PLUGIN"  # provided by salsox-example-losses
+
+    with pytest.raises(PluginError, match="'VI-PLUGIN' is already provided by plugin 'example_losses'"):
+        plugins.register(ClashPlugin, name="clash")
+
+    class BuiltinName(_HalfVI):
+        name = "vi"
+
+    with pytest.raises(PluginError, match="built in"):
+        plugins.register(BuiltinName)
+
+    dup = Initializer("psm-hclust", lambda d, k, rng: np.zeros(d.shape[1], int))
+    with pytest.raises(PluginError, match="initializer name 'psm-hclust' is already provided"):
+        plugins.register(dup)
+    assert _summary(plugins.list_plugins()) == _summary(before)
+    assert plugins.registry()._pm.get_plugin("clash") is None
+
+    runtime(_HalfVI(), name="first")
+    with pytest.raises(ValueError):
+        plugins.register(_HookPlugin(), name="first")  # registration name taken
+    with pytest.raises(PluginError, match="'half-vi' is already provided by plugin 'first'"):
+        plugins.register(_HookPlugin())
+
+
+def test_plugin_objects_of_the_wrong_kind_are_refused():
+    class BadInit:
+        @salsox.hookimpl
+        def salsox_initializers(self):
+            return [lambda d, k, rng: None]
+
+    with pytest.raises(PluginError, match="Initializer objects"):
+        plugins.register(BadInit())
+
+    class BadLoss:
+        @salsox.hookimpl
+        def salsox_losses(self):
+            return [42]
+
+    with pytest.raises(PluginError, match="not a loss class"):
+        plugins.register(BadLoss())
+
+
+# ---------------------------------------------------------------------------------------------
+# Decomposable losses: native speed, same results as built-ins
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_vi_plugin_matches_builtin_vi(iris, seed):
+    ref = salsox.salso(iris, "VI", seed=seed, n_jobs=2)
+    got = salsox.salso(iris, "vi-plugin", seed=seed, n_jobs=2)
+    np.testing.assert_array_equal(got.labels, ref.labels)
+    assert got.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
+    assert got.info["engine"] == "counts"
+    assert got.info["initialization"] == ref.info["initialization"]
+
+
+def test_vi_and_binder_plugins_with_costs_match_builtins():
+    from salsox_example_losses import BinderPlugin, VIPlugin
+
+    draws = load_draws("galaxy")[:2000]
+    for plugin, builtin in ((VIPlugin(0.5, 1.5), VI(a=0.5, b=1.5)), (BinderPlugin(1.4, 0.6), Binder(a=1.4, b=0.6))):
+        ref = salsox.salso(draws, builtin, seed=11, n_jobs=2, engine="counts")
+        got = salsox.salso(draws, plugin, seed=11, n_jobs=2)
+        np.testing.assert_array_equal(got.labels, ref.labels)
+        assert got.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
+        est = np.stack([draws[0], draws[1], np.zeros(draws.shape[1], int), np.arange(draws.shape[1])])
+        np.testing.assert_allclose(
+            salsox.partition_loss(est, draws, plugin), salsox.partition_loss(est, draws, builtin), rtol=1e-12, atol=1e-14
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# General (contingency-table) losses: the generic path
+# ---------------------------------------------------------------------------------------------
+
+
+def test_omari_numpy_loss_values_match_builtin_omari():
+    draws = load_draws("iris")
+    n = draws.shape[1]
+    rng = np.random.default_rng(0)
+    est = np.vstack(
+        [draws[:20], np.zeros((1, n), int), np.arange(n)[None, :], rng.integers(0, 5, (5, n))]
+    )
+    got = salsox.partition_loss(est, draws, "omari-numpy")
+    want = salsox.partition_loss(est, draws, "omARI")
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    # Two partitions, including identical trivial ones (loss 0).
+    assert salsox.partition_loss(draws[3], draws[7], "omari-numpy") == pytest.approx(
+        salsox.partition_loss(draws[3], draws[7], "omARI"), rel=1e-12
+    )
+    assert salsox.partition_loss(np.zeros(n, int), np.zeros(n, int), "omari-numpy") == 0.0
+
+
+def test_omari_numpy_search_on_iris_finds_an_estimate_of_equal_expected_loss(iris):
+    ref = salsox.salso(iris, "omARI", seed=1, n_runs=2, n_jobs=1)
+    got = salsox.salso(iris, "omari-numpy", seed=1, n_runs=2, n_jobs=1)
+    assert got.info["engine"] == "python"
+    assert got.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
+    assert got.expected_loss == pytest.approx(salsox.partition_loss(got.labels, iris, "omARI"), rel=1e-12)
+
+
+def test_generic_path_gives_the_same_result_for_any_n_jobs(small):
+    one = salsox.salso(small, "omari-numpy", seed=4, n_runs=4, n_jobs=1)
+    two = salsox.salso(small, "omari-numpy", seed=4, n_runs=4, n_jobs=2)
+    np.testing.assert_array_equal(one.labels, two.labels)
+    assert run_losses(one) == run_losses(two)
+
+
+def test_generic_path_with_wide_labels_and_split_batches(monkeypatch):
+    # > 256 clusters in a draw (16-bit labels) and batches split by the cell cap.
+    rng = np.random.default_rng(3)
+    n = 300
+    draws = np.vstack([np.arange(n), rng.integers(0, 4, (6, n)), rng.integers(0, 40, (3, n))])
+    est = np.vstack([draws[1], rng.integers(0, 7, n), np.zeros(n, int)])
+    want = salsox.partition_loss(est, draws, "omARI")
+    np.testing.assert_allclose(salsox.partition_loss(est, draws, "omari-numpy"), want, rtol=1e-12)
+    monkeypatch.setattr(plugins, "MAX_BATCH_CELLS", 1000)
+    np.testing.assert_allclose(salsox.partition_loss(est, draws, "omari-numpy"), want, rtol=1e-12)
+    got = salsox.salso(draws[1:7], "omari-numpy", seed=2, n_runs=1, max_clusters=6, n_jobs=1)
+    ref = salsox.salso(draws[1:7], "omARI", seed=2, n_runs=1, max_clusters=6, n_jobs=1)
+    assert got.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
+
+
+class _TableOMARI(ContingencyLoss):
+    """omARI of one table at a time (vectorized = False): the slow, simple form."""
+
+    name = "omari-one-table"
+    vectorized = False
+
+    def loss(self, table):
+        m = table.sum()
+        comb = lambda x: x * (x - 1) / 2.0  # noqa: E731
+        N = comb(m)
+        X, A, B = comb(table).sum(), comb(table.sum(1)).sum(), comb(table.sum(0)).sum()
+        if N <= 0:
+            return 0.0
+        expected = A * B / N
+        denom = 0.5 * (A + B) - expected
+        return 0.0 if denom == 0 else 1.0 - (X - expected) / denom
+
+
+def test_unvectorized_contingency_loss():
+    draws = load_draws("iris")[:15, :40]
+    est = np.vstack([draws[:4], np.zeros((1, 40), int)])
+    np.testing.assert_allclose(
+        salsox.partition_loss(est, draws, _TableOMARI()), salsox.partition_loss(est, draws, "omARI"), rtol=1e-12
+    )
+    got = salsox.salso(draws, _TableOMARI(), seed=3, n_runs=1, n_jobs=1)
+    assert got.expected_loss == pytest.approx(salsox.partition_loss(got.labels, draws, "omARI"), rel=1e-12)
+    assert salsox.dlso(draws, _TableOMARI()).info["draw"] == salsox.dlso(draws, "omARI").info["draw"]
+
+
+def test_tables_kept_by_a_loss_stay_valid_and_read_only(small):
+    kept, calls = [], []
+
+    class Keeper(ContingencyLoss):
+        name = "keeper"
+
+        def loss(self, tables):
+            calls.append(1)
+            if len(kept) < 5:
+                kept.append(tables)
+            assert not tables.flags.writeable
+            assert tables.dtype == np.int64 and tables.ndim == 3
+            return np.zeros(len(tables))
+
+    options = dict(n_runs=1, max_scans=1, max_zealous=0, max_clusters=3, n_jobs=1)
+    salsox.salso(small, Keeper(), seed=0, **options)
+    assert len(calls) > 10
+    snapshot = [t.copy() for t in kept]
+    salsox.salso(small, Keeper(), seed=1, **options)
+    for t, s in zip(kept, snapshot):
+        np.testing.assert_array_equal(t, s)  # later batches go to fresh buffers
+        assert t.sum(axis=(1, 2)).max() <= small.n_items
+
+
+def test_contingency_loss_needs_draws():
+    psm = salsox.psm(load_draws("iris")[:50])
+    with pytest.raises(ValueError, match="needs draws"):
+        salsox.partition_loss(np.zeros(150, int), salsox.PSM(psm), "omari-numpy")
+    with pytest.raises(ValueError, match="engine applies to built-in"):
+        salsox.salso(load_draws("iris")[:50], "omari-numpy", engine="counts")
+
+
+# ---------------------------------------------------------------------------------------------
+# Misbehaving plugins: clean errors naming the plugin, with n_jobs 1 and 2
+# ---------------------------------------------------------------------------------------------
+
+
+class _Bad(ContingencyLoss):
+    def __init__(self, mode: str, after: int = 0) -> None:
+        self.mode = mode
+        self.after = after
+        self.calls = 0
+        self.name = f"bad-{mode}"
+
+    def loss(self, tables):
+        self.calls += 1
+        good = np.full(len(tables), 0.5)
+        if self.calls <= self.after:
+            return good
+        if self.mode == "raises":
+            raise ZeroDivisionError("boom")
+        if self.mode == "shape":
+            return good[:-1]
+        if self.mode == "scalar":
+            return 0.5
+        if self.mode == "nan":
+            good[-1] = np.nan
+            return good
+        if self.mode == "negative":
+            good[0] = -0.25
+            return good
+        if self.mode == "strings":
+            return ["x"] * len(tables)
+        raise AssertionError(self.mode)
+
+
+BAD_MESSAGES = {
+    "raises": r"loss\(\) raised ZeroDivisionError: boom",
+    "shape": r"returned shape \(\d+,\) for \d+ tables",
+    "scalar": r"returned shape \(\) for \d+ tables",
+    "nan": "NaN or infinite",
+    "negative": "negative loss",
+    "strings": "loss\\(\\) raised ValueError",
+}
+
+
+@pytest.mark.parametrize("n_jobs", JOBS)
+@pytest.mark.parametrize("mode", sorted(BAD_MESSAGES))
+def test_failing_contingency_loss_gives_a_clean_error(small, mode, n_jobs):
+    before = salsox.salso(small, "omari-numpy", seed=9, n_runs=2, n_jobs=n_jobs)
+    # Fail at once, and in the middle of the search (other runs are then in flight).
+    for after in (0, 40):
+        bad = _Bad(mode, after=after)
+        with pytest.raises(PluginError, match=f"loss plugin 'bad-{mode}'.*{BAD_MESSAGES[mode]}") as info:
+            salsox.salso(small, bad, seed=0, n_runs=4, n_jobs=n_jobs)
+        if mode == "raises":
+            assert isinstance(info.value.__cause__, ZeroDivisionError)
+    with pytest.raises(PluginError, match=f"bad-{mode}"):
+        salsox.partition_loss(np.zeros(small.n_items, int), small, _Bad(mode))
+    # Nothing is left corrupted: the same search gives the same answer.
+    after_error = salsox.salso(small, "omari-numpy", seed=9, n_runs=2, n_jobs=n_jobs)
+    np.testing.assert_array_equal(after_error.labels, before.labels)
+    assert run_losses(after_error) == run_losses(before)
+
+
+@pytest.mark.parametrize("n_jobs", JOBS)
+def test_failing_registered_loss_names_its_plugin(small, runtime, n_jobs):
+    class Registered(_Bad):
+        name = "flaky-loss"
+
+        def __init__(self):
+            super().__init__("nan", after=5)
+            self.name = "flaky-loss"
+
+    runtime(Registered, name="flaky-package")
+    with pytest.raises(PluginError, match="loss plugin 'flaky-loss' \\(plugin 'flaky-package'\\).*NaN"):
+        salsox.salso(small, "flaky-loss", seed=0, n_runs=4, n_jobs=n_jobs)
+    assert salsox.salso(small, "VI", seed=0, n_jobs=n_jobs).expected_loss > 0
+
+
+@pytest.mark.parametrize("n_jobs", JOBS)
+def test_keyboard_interrupt_in_a_loss_stops_the_search(small, n_jobs):
+    class Interrupted(_Bad):
+        def loss(self, tables):
+            self.calls += 1
+            if self.calls > 20:
+                raise KeyboardInterrupt
+            return np.zeros(len(tables))
+
+    with pytest.raises(KeyboardInterrupt):
+        salsox.salso(small, Interrupted("interrupt"), seed=0, n_runs=4, n_jobs=n_jobs)
+    assert salsox.salso(small, "omARI", seed=0, n_jobs=n_jobs).n_clusters >= 1
+
+
+class _BadDecomposable(_HalfVI):
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.name = f"bad-decomposable-{mode}"
+        self.sign = -1.0 if mode == "negative" else 1.0  # minus VI: 0 on equal partitions, else < 0
+
+    def draw_term(self, counts, n):
+        return self.sign * super().draw_term(counts, n)
+
+    def estimate_term(self, counts, n):
+        return self.sign * super().estimate_term(counts, n)
+
+    def cell_term(self, counts, n):
+        values = self.sign * super().cell_term(counts, n)
+        if self.mode == "raises":
+            raise RuntimeError("cannot tabulate")
+        if self.mode == "shape":
+            return values[1:]
+        if self.mode == "nan":
+            values[-1] = np.nan
+            return values
+        if self.mode == "nonzero-self":
+            return values + 0.01 * (counts > 0)
+        return values
+
+
+@pytest.mark.parametrize("n_jobs", JOBS)
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        ("raises", "cell_term raised RuntimeError: cannot tabulate"),
+        ("shape", r"cell_term returned shape \(150,\), expected \(151,\)"),
+        ("nan", "cell_term returned NaN"),
+        ("negative", "negative loss"),
+        ("nonzero-self", "against itself"),
+    ],
+)
+def test_failing_decomposable_loss_gives_a_clean_error(iris, mode, message, n_jobs):
+    bad = _BadDecomposable(mode)
+    with pytest.raises(PluginError, match=f"loss plugin 'bad-decomposable-{mode}'.*{message}"):
+        salsox.salso(iris, bad, seed=0, n_jobs=n_jobs)
+    with pytest.raises(PluginError, match=f"bad-decomposable-{mode}"):
+        salsox.partition_loss(np.zeros(iris.n_items, int), iris, bad)
+    assert salsox.salso(iris, "vi-plugin", seed=0, n_jobs=n_jobs).n_clusters >= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Initialisers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_psm_hclust_initializer_from_its_package(iris):
+    from salsox_hclust_init import psm_hclust
+
+    est = salsox.salso(iris, "VI", initializer="psm-hclust", seed=2, n_jobs=2)
+    assert est.info["initializer"] == "psm-hclust"
+    assert {r["initialization"] for r in est.info["runs"]} == {"initializer"}
+    ref = salsox.salso(iris, "VI", seed=2, n_jobs=2)
+    assert est.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
+    start = psm_hclust(load_draws("iris"), 3, np.random.default_rng(0))
+    assert start.shape == (150,) and len(np.unique(start)) == 3
+    # As an estimate on its own it is reasonable: close to the SALSO one.
+    assert salsox.partition_loss(start, iris, "VI") < ref.expected_loss + 0.2
+
+
+def _naive_average_linkage(dist: np.ndarray, k: int) -> np.ndarray:
+    clusters = [[i] for i in range(len(dist))]
+    while len(clusters) > k:
+        best = None
+        for a, b in itertools.combinations(range(len(clusters)), 2):
+            d = dist[np.ix_(clusters[a], clusters[b])].mean()
+            if best is None or d < best[0]:
+                best = (d, a, b)
+        _, a, b = best
+        clusters[a] = clusters[a] + clusters[b]
+        del clusters[b]
+    labels = np.empty(len(dist), int)
+    for c, members in enumerate(clusters):
+        labels[members] = c
+    return labels
+
+
+def test_average_linkage_matches_the_naive_algorithm():
+    from salsox._validation import relabel_rows
+    from salsox_hclust_init import average_linkage_labels
+
+    rng = np.random.default_rng(7)
+    for n in (2, 5, 17, 40):
+        points = rng.normal(size=(n, 2))
+        dist = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(-1))
+        for k in {1, 2, 3, n // 2 or 1, n}:
+            got = relabel_rows(average_linkage_labels(dist, k)[None, :])
+            want = relabel_rows(_naive_average_linkage(dist, k)[None, :])
+            np.testing.assert_array_equal(got, want)
+
+
+def test_initializer_runs_use_seeded_streams_independent_of_n_jobs(small):
+    seen = []
+
+    def random_start(draws, max_clusters, rng):
+        seen.append(rng.random())
+        return rng.integers(0, max_clusters, draws.shape[1])
+
+    results = []
+    for n_jobs in JOBS:
+        seen.clear()
+        results.append(salsox.salso(small, "VI", initializer=random_start, seed=123, n_runs=6, n_jobs=n_jobs))
+        expected = [np.random.Generator(np.random.PCG64(np.random.SeedSequence([123, r]))).random() for r in range(6)]
+        assert seen == expected
+    np.testing.assert_array_equal(results[0].labels, results[1].labels)
+    assert run_losses(results[0]) == run_losses(results[1])
+    assert results[0].info["initializer"] == "random_start"
+
+
+def test_prob_initializer_mixes_with_builtin_initialisations(small):
+    calls = []
+
+    def start(draws, max_clusters, rng):
+        calls.append(1)
+        return np.zeros(draws.shape[1], int)
+
+    mixed = salsox.salso(small, "VI", initializer=start, prob_initializer=0.5, seed=5, n_runs=16, n_jobs=2)
+    kinds = [r["initialization"] for r in mixed.info["runs"]]
+    assert 0 < kinds.count("initializer") < 16 and len(calls) == kinds.count("initializer")
+    calls.clear()
+    none = salsox.salso(small, "VI", initializer=start, prob_initializer=0.0, seed=5, n_runs=4, n_jobs=1)
+    assert not calls and "initializer" not in {r["initialization"] for r in none.info["runs"]}
+    with pytest.raises(ValueError, match="prob_initializer needs an initializer"):
+        salsox.salso(small, "VI", prob_initializer=0.5)
+    with pytest.raises(ValueError, match="prob_initializer must be in"):
+        salsox.salso(small, "VI", initializer=start, prob_initializer=1.5)
+
+
+def test_deterministic_initializer_is_called_once(small):
+    calls = []
+
+    def start(draws, max_clusters, rng):
+        calls.append(1)
+        return draws[0]
+
+    salsox.salso(small, "VI", initializer=Initializer("first-draw", start, deterministic=True), n_runs=5, seed=0)
+    assert len(calls) == 1
+
+
+def test_initializer_on_the_generic_path_and_with_relabelling(small):
+    # Labels are arbitrary integers: relabelled 0..q-1.
+    start = Initializer("spread", lambda d, k, rng: 1000 + 7 * (np.arange(d.shape[1]) % 3))
+    est = salsox.salso(small, "omari-numpy", initializer=start, seed=0, n_runs=1, n_jobs=1)
+    assert est.info["runs"][0]["initialization"] == "initializer"
+
+
+def test_initializer_errors():
+    with pytest.raises(ValueError, match="unknown initializer 'nope'; choose one of: .*psm-hclust"):
+        salsox.salso(load_draws("iris")[:20], "VI", initializer="nope")
+    with pytest.raises(TypeError, match="initializer must be"):
+        salsox.salso(load_draws("iris")[:20], "VI", initializer=3)
+    psm = salsox.PSM(salsox.psm(load_draws("iris")[:50]))
+    with pytest.raises(ValueError, match="needs draws, not a PSM"):
+        salsox.salso(psm, "VI.lb", initializer="psm-hclust")
+
+
+BAD_INITIALIZERS = {
+    "raises": (lambda d, k, rng: 1 / 0, "raised ZeroDivisionError"),
+    "shape": (lambda d, k, rng: np.zeros(d.shape[1] + 1, int), r"returned shape \(151,\), expected \(150,\)"),
+    "matrix": (lambda d, k, rng: d, r"returned shape \(\d+, 150\)"),
+    "floats": (lambda d, k, rng: np.zeros(d.shape[1]), "dtype float64; labels must be integers"),
+    "too-many": (lambda d, k, rng: np.arange(d.shape[1]), "returned 150 clusters, more than max_clusters=4"),
+    "none": (lambda d, k, rng: None, r"returned shape \(\)"),
+}
+
+
+@pytest.mark.parametrize("n_jobs", JOBS)
+@pytest.mark.parametrize("mode", sorted(BAD_INITIALIZERS))
+def test_failing_initializer_gives_a_clean_error(small, runtime, mode, n_jobs):
+    function, message = BAD_INITIALIZERS[mode]
+    runtime(Initializer(f"bad-init-{mode}", function), name=f"bad-init-package-{mode}")
+    with pytest.raises(PluginError, match=f"initializer plugin 'bad-init-{mode}'.*{message}"):
+        salsox.salso(small, "VI", initializer=f"bad-init-{mode}", max_clusters=4, seed=0, n_runs=3, n_jobs=n_jobs)
+    assert salsox.salso(small, "VI", initializer="psm-hclust", seed=0, n_runs=3, n_jobs=n_jobs).n_clusters >= 1

@@ -1,0 +1,84 @@
+"""salsox.tune: bisection on the cost a for a wanted number of clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import salsox
+from conftest import load_draws
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_draws("iris")
+
+
+@pytest.mark.parametrize("loss,k", [("binder", 3), ("binder", 1), ("binder", 10), ("VI", 4), ("VI", 6)])
+def test_reaches_wanted_clusters_on_iris(iris, loss, k):
+    result = salsox.tune(iris, loss, k, n_runs=2, seed=5)
+    assert result.estimate.n_clusters == k
+    assert result.b == 1.0 and result.loss.a == result.a and result.loss.b == 1.0
+    assert result.loss.name == ("binder" if loss == "binder" else "VI")
+    assert result.history[-1]["a"] == result.a and result.history[-1]["n_clusters"] == k
+    # Reproducible: the same search at that a gives the same estimate.
+    again = salsox.salso(iris, result.loss, n_runs=2, seed=5, max_clusters=result.estimate.info["max_clusters"])
+    assert np.array_equal(again.labels, result.estimate.labels)
+    assert result.estimate.expected_loss == pytest.approx(salsox.partition_loss(result.estimate.labels, iris, result.loss))
+
+
+def test_direction_and_history_on_galaxy():
+    draws = load_draws("galaxy")[:2000]
+    result = salsox.tune(draws, "VI", 5, n_runs=2, seed=1)
+    assert result.estimate.n_clusters == 5
+    # VI(1, 1) gives fewer clusters here, so a must have gone down (a < b: more clusters).
+    assert result.history[0]["a"] == 1.0 and result.history[0]["n_clusters"] < 5
+    assert result.a < 1.0
+    # Bisection brackets: every a tried below the answer gives >= 5 clusters, above <= 5,
+    # up to the search's small non-monotonicities.
+    ks = {h["a"]: h["n_clusters"] for h in result.history}
+    assert ks[min(ks)] >= 5 and ks[max(ks)] <= 5
+    assert "TuneResult(loss=VI(" in repr(result)
+
+
+def test_b_is_fixed_and_the_ratio_matters(iris):
+    result = salsox.tune(iris, "binder", 3, b=2.0, n_runs=2, seed=5)
+    assert result.b == 2.0 and result.estimate.n_clusters == 3
+    assert result.loss == salsox.Binder(a=result.a, b=2.0)
+
+
+def test_jump_over_k_is_a_clear_error():
+    # Half the draws put everything together, half split 3 x 10. The expected Binder losses
+    # are proportional to 3b (one cluster), 3a (three clusters) and 2a + b (two), so two
+    # clusters are never optimal: the estimate jumps from 3 to 1 clusters as a passes b.
+    together = np.zeros(30, dtype=int)
+    split = np.repeat([0, 1, 2], 10)
+    draws = np.array([together, split] * 5)
+    assert salsox.tune(draws, "binder", 3, n_runs=2, seed=0).estimate.n_clusters == 3
+    assert salsox.tune(draws, "binder", 1, n_runs=2, seed=0).estimate.n_clusters == 1
+    with pytest.raises(ValueError, match=r"n_clusters=2 is unreachable .* jumps from 3 clusters at a=.* to 1 clusters"):
+        salsox.tune(draws, "binder", 2, n_runs=2, seed=0)
+
+
+def test_unreachable_counts_are_refused(iris):
+    with pytest.raises(ValueError, match="only 150 items"):
+        salsox.tune(iris, "binder", 151)
+    with pytest.raises(ValueError, match="unreachable with max_clusters=4"):
+        salsox.tune(iris, "binder", 5, max_clusters=4)
+    # Every draw identical: a cannot change the estimate, whose loss is 0 at that partition.
+    same = np.tile(np.repeat([0, 1, 2], 4), (5, 1))
+    with pytest.raises(ValueError, match="unreachable: even a=.* gives 3 clusters"):
+        salsox.tune(same, "binder", 1, n_runs=1, seed=0)
+
+
+def test_bad_arguments(iris):
+    with pytest.raises(ValueError, match="loss must be 'binder' or 'VI'"):
+        salsox.tune(iris, "omARI", 2)
+    with pytest.raises(TypeError, match="n_clusters is required"):
+        salsox.tune(iris, "binder")
+    with pytest.raises(ValueError, match="n_clusters must be >= 1"):
+        salsox.tune(iris, "binder", 0)
+    with pytest.raises(ValueError, match="b must be finite and > 0"):
+        salsox.tune(iris, "binder", 2, b=-1.0)
+    with pytest.raises(ValueError, match="max_evaluations"):
+        salsox.tune(iris, "binder", 4, n_runs=1, seed=5, max_evaluations=2)
