@@ -222,22 +222,31 @@ class SalsoRun {
     rng_.permutation(clusters, static_cast<std::size_t>(q0));
     const std::int32_t attempts = std::min<std::int32_t>(opts_.max_zealous, q0);
     std::vector<std::int64_t> members;
+    double current = st_.expected_loss();
     for (std::int32_t t = 0; t < attempts; ++t) {
       const std::int32_t c = clusters[t];
       if (c >= st_.slots()) continue;  // earlier accepted updates merged clusters away
       ++res.zealous_attempts;
-      const double before = st_.expected_loss();
-      snapshot_ = st_.labels();
       members.clear();
       for (std::int64_t i = 0; i < st_.n(); ++i)
         if (st_.label(i) == c) members.push_back(i);
+      const std::int32_t q_before = st_.slots();
       for (std::int64_t i : members) st_.remove(i);
       st_.close_slot(c);
       rng_.shuffle(members);
       for (std::int64_t i : members) st_.add(i, choose(i, -1, -1));
       const double after = st_.expected_loss();
-      if (before < after) st_.rebuild(snapshot_);
-      else if (after < before) ++res.zealous_accepts;
+      if (current < after) {
+        // Undo: take the members out again (slots they opened are the last ones and empty
+        // out) and put the cluster back together in the last slot: the same partition, without
+        // rebuilding the tables.
+        for (std::int64_t i : members) st_.remove(i);
+        while (st_.slots() > q_before - 1) st_.close_slot(st_.slots() - 1);
+        for (std::int64_t i : members) st_.add(i, q_before - 1);
+      } else {
+        if (after < current) ++res.zealous_accepts;
+        current = after;
+      }
     }
   }
 
@@ -248,7 +257,6 @@ class SalsoRun {
   StopControl& control_;
   std::vector<double> scores_;
   std::vector<std::int64_t> order_;
-  std::vector<std::int32_t> snapshot_;
 };
 
 // Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream
