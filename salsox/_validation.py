@@ -89,8 +89,6 @@ def as_integer_array(x: Any, name: str) -> np.ndarray:
     if kind == "b":
         return arr.astype(np.int32)
     if kind in "iu":
-        if arr.dtype.itemsize < 4 or arr.dtype == np.uint32:
-            return arr.astype(np.int64 if arr.dtype == np.uint32 else np.int32)
         if arr.dtype == np.uint64:
             # A bijection onto int64: only label identity matters.
             return arr.view(np.int64) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.int64)

@@ -12,6 +12,11 @@ from ._ecosystem import convert_foreign
 
 __all__ = ["Draws", "as_draws"]
 
+# Label dtypes the engine reads directly (narrow ones are never widened in a copy).
+_ENGINE_DTYPES = tuple(
+    np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.int64)
+)
+
 
 class Draws:
     """H posterior draws of a clustering of n items.
@@ -57,7 +62,7 @@ class Draws:
             raise ValueError("draws has no draws (H = 0)")
         if arr.shape[1] == 0:
             raise ValueError("draws has no items (n = 0)")
-        if arr.dtype not in (np.int32, np.int64):
+        if arr.dtype.newbyteorder("=") not in _ENGINE_DTYPES:
             arr = arr.astype(np.int64)
         try:
             self._core = _core.CompactDraws(arr)
@@ -92,6 +97,14 @@ class Draws:
     def draw(self, h: int) -> np.ndarray:
         """Draw ``h`` relabelled 0..k-1."""
         return np.asarray(self._core.draw(int(h)))
+
+    def labels_matrix(self) -> np.ndarray:
+        """The H x n relabelled draws, in the stored 8- or 16-bit width."""
+        return np.asarray(self._core.labels_matrix())
+
+    def __reduce__(self):
+        # Pickles (e.g. to Dask workers) as the compact relabelled matrix.
+        return (Draws, (self.labels_matrix(),))
 
     def __len__(self) -> int:
         return self.n_draws

@@ -116,6 +116,7 @@ def salso(
     engine: Optional[str] = None,
     initializer: Any = None,
     prob_initializer: Optional[float] = None,
+    client: Any = None,
 ) -> Estimate:
     """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
 
@@ -161,6 +162,11 @@ def salso(
         Probability that a run starts from ``initializer`` rather than from the built-in
         initialisations (chosen by ``prob_sequential``). Default 1 when ``initializer`` is
         given.
+    client : dask.distributed.Client, optional
+        Spread the runs over a Dask cluster (``pip install "salsox[dask]"``): the draws are
+        scattered once, batches of runs execute on the workers with the C++ engine, and the
+        best is kept. Run r uses the same random stream as locally, so a fixed seed gives the
+        identical estimate. Not available for general (ContingencyLoss) plugin losses.
 
     Returns
     -------
@@ -218,13 +224,10 @@ def salso(
             initializer, prob_init, truth, kd, n_runs, seed
         )
     if chosen == "psm":
-        matrix = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
-        kind, a, b = (loss._kind, 1.0, 1.0) if isinstance(loss, PSMLoss) else ("binder", loss.a, loss.b)  # type: ignore[attr-defined]
-        raw = _core.salso_psm(matrix, kind, a, b, **options)
+        payload: Any = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
     elif chosen == "coclustering":
         _check_square_memory(n, "engine='coclustering'")
-        co = _core.coclustering(truth._core, jobs)
-        raw = _core.salso_coclustering_binder(co, truth.n_draws, loss.a, loss.b, **options)  # type: ignore[attr-defined]
+        payload = (_core.coclustering(truth._core, jobs), truth.n_draws)
     elif chosen == "counts":
         need = threads * _count_table_bytes(truth, kd, loss)
         if need > limit:
@@ -233,9 +236,9 @@ def salso(
                 f"{truth._core.kmax} draw clusters x {kd} estimate clusters x {truth.n_draws} draws), "
                 f"more than memory_limit={limit} bytes; lower max_clusters or n_jobs, or raise memory_limit"
             )
-        raw = _core.salso_counts(truth._core, loss._count_loss(n), **options)  # type: ignore[attr-defined]
+        payload = truth
     else:
-        from .plugins import python_loss_bytes, salso_python_loss
+        from .plugins import python_loss_bytes
 
         need = threads * python_loss_bytes(truth, kd)
         if need > limit:
@@ -244,10 +247,32 @@ def salso(
                 f"({threads} threads), more than memory_limit={limit} bytes; lower max_clusters or "
                 "n_jobs, or raise memory_limit"
             )
-        raw = salso_python_loss(truth, loss, options)
+        payload = truth
+    if client is not None:
+        from .distributed import run_on_dask
+
+        raw = run_on_dask(client, chosen, payload, loss, options)
+    else:
+        raw = run_engine(chosen, payload, loss, options)
     est = _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
     est.info["initializer"] = init_name
     return est
+
+
+def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -> Dict[str, Any]:
+    """One call of the engine ``chosen`` on ``payload`` (a PSM matrix, (co-clustering counts,
+    H), or Draws); ``options`` are the engine's keyword arguments."""
+    if chosen == "psm":
+        kind, a, b = (loss._kind, 1.0, 1.0) if isinstance(loss, PSMLoss) else ("binder", loss.a, loss.b)  # type: ignore[attr-defined]
+        return _core.salso_psm(payload, kind, a, b, **options)
+    if chosen == "coclustering":
+        co, H = payload
+        return _core.salso_coclustering_binder(co, H, loss.a, loss.b, **options)  # type: ignore[attr-defined]
+    if chosen == "counts":
+        return _core.salso_counts(payload._core, loss._count_loss(payload.n_items), **options)  # type: ignore[attr-defined]
+    from .plugins import salso_python_loss
+
+    return salso_python_loss(payload, loss, options)
 
 
 def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:

@@ -69,8 +69,26 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "salsox C++ engine (internal; use the salsox package)";
 
   py::class_<CompactDraws>(m, "CompactDraws")
-      .def(py::init(&make_draws<std::int64_t>), py::arg("labels"))
+      // Exact-dtype overloads first, so narrow label arrays are never widened in a copy.
+      .def(py::init(&make_draws<std::uint8_t>), py::arg("labels"))
+      .def(py::init(&make_draws<std::uint16_t>), py::arg("labels"))
+      .def(py::init(&make_draws<std::int8_t>), py::arg("labels"))
+      .def(py::init(&make_draws<std::int16_t>), py::arg("labels"))
+      .def(py::init(&make_draws<std::uint32_t>), py::arg("labels"))
       .def(py::init(&make_draws<std::int32_t>), py::arg("labels"))
+      .def(py::init(&make_draws<std::int64_t>), py::arg("labels"))
+      .def("labels_matrix",
+           [](const CompactDraws& d) -> py::array {
+             // H x n relabelled draws in the stored width (for pickling and workers).
+             return d.visit([&](auto v) -> py::array {
+               using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+               py::array_t<Label> out({v.H, v.n});
+               Label* o = out.mutable_data();
+               for (std::int64_t i = 0; i < v.n; ++i)
+                 for (std::int64_t h = 0; h < v.H; ++h) o[h * v.n + i] = v.item(i)[h];
+               return out;
+             });
+           })
       .def_property_readonly("n", &CompactDraws::n)
       .def_property_readonly("H", &CompactDraws::H)
       .def_property_readonly("kmax", &CompactDraws::kmax)
@@ -157,11 +175,13 @@ PYBIND11_MODULE(_core, m) {
       "salso_counts",
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
-         std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used) {
+         std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
+         std::int64_t first_run) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                        initial, initial_used, draws.n(), max_clusters);
+        opts.first_run = first_run;
         SearchResult res;
         {
           py::gil_scoped_release release;
@@ -178,17 +198,20 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none());
+      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
+      py::arg("first_run") = 0);
 
   m.def(
       "salso_coclustering_binder",
       [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
-         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used) {
+         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
+         std::int64_t first_run) {
         const std::int64_t n = co.shape(0);
         if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                        initial, initial_used, n, max_clusters);
+        opts.first_run = first_run;
         const std::int32_t* sim = co.data();
         SearchResult res;
         {
@@ -204,18 +227,21 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none());
+      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
+      py::arg("first_run") = 0);
 
   m.def(
       "salso_psm",
       [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
-         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used) {
+         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
+         std::int64_t first_run) {
         const std::int64_t n = psm.shape(0);
         if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
         const auto pk = parse_pairwise(kind);
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                        initial, initial_used, n, max_clusters);
+        opts.first_run = first_run;
         const double* sim = psm.data();
         SearchResult res;
         {
@@ -228,7 +254,8 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none());
+      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
+      py::arg("first_run") = 0);
 
   bind_plugins(m);
 

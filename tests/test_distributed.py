@@ -1,0 +1,55 @@
+"""Runs spread over a Dask LocalCluster give exactly the local estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import salsox
+from conftest import load_draws
+from salsox.distributed import batches
+
+distributed = pytest.importorskip("distributed")  # optional dependency: salsox[dask]
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def test_batches_cover_every_run_once():
+    for n_runs in (1, 5, 16, 17):
+        for k in (1, 3, 4, 40):
+            ranges = batches(n_runs, k)
+            assert [r for a, b in ranges for r in range(a, b)] == list(range(n_runs))
+
+
+@pytest.mark.parametrize("loss", ["VI", "binder", "NID", "VI.lb"])
+def test_cluster_estimate_is_identical_to_local(client, loss):
+    draws = salsox.Draws(load_draws("galaxy")[::10])
+    local = salsox.salso(draws, loss, seed=21, n_runs=7, n_jobs=1)
+    remote = salsox.salso(draws, loss, seed=21, n_runs=7, n_jobs=1, client=client)
+    np.testing.assert_array_equal(local.labels, remote.labels)
+    assert local.expected_loss == remote.expected_loss
+    assert [r["loss"] for r in local.info["runs"]] == [r["loss"] for r in remote.info["runs"]]
+    assert local.info["best_run"] == remote.info["best_run"]
+
+
+def test_failing_task_is_reported_not_hidden(client):
+    draws = load_draws("iris")
+    from salsox.distributed import run_on_dask
+
+    # Bypass salso's validation so that the engine itself fails on the workers.
+    with pytest.raises(RuntimeError, match="failed on the Dask cluster"):
+        run_on_dask(client, "counts", salsox.Draws(draws), salsox.VI(),
+                    dict(max_clusters=10**6, n_runs=2, max_zealous=1, prob_sequential=0.5,
+                         max_scans=0, seconds=0.0, n_jobs=1, seed=0))
+
+
+def test_client_must_be_a_dask_client():
+    with pytest.raises(TypeError, match="client"):
+        salsox.salso(load_draws("iris"), "VI", client="localhost:8786", n_runs=1)
