@@ -117,6 +117,7 @@ def salso(
     initializer: Any = None,
     prob_initializer: Optional[float] = None,
     client: Any = None,
+    inner_jobs: Optional[int] = None,
 ) -> Estimate:
     """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
 
@@ -162,6 +163,11 @@ def salso(
         Probability that a run starts from ``initializer`` rather than from the built-in
         initialisations (chosen by ``prob_sequential``). Default 1 when ``initializer`` is
         given.
+    inner_jobs : int, optional
+        Threads inside each run, over draws (count-table engine, Binder/VI/decomposable
+        losses). Default: the threads left over when ``n_runs`` is smaller than ``n_jobs``,
+        if draws x max_clusters >= 2,000,000 (a parallel region per item costs a few
+        microseconds, worth it only for long passes). Results do not depend on it.
     client : dask.distributed.Client, optional
         Spread the runs over a Dask cluster (``pip install "salsox[dask]"``): the draws are
         scattered once, batches of runs execute on the workers with the C++ engine, and the
@@ -204,7 +210,9 @@ def salso(
     if initializer is None and prob_initializer is not None:
         raise ValueError("prob_initializer needs an initializer")
     prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
+    inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1)
     options = dict(
+        inner_threads=inner,
         max_clusters=kd,
         n_runs=n_runs,
         max_zealous=max_zealous,
@@ -272,7 +280,8 @@ def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -
         return _core.salso_counts(payload._core, loss._count_loss(payload.n_items), **options)  # type: ignore[attr-defined]
     from .plugins import salso_python_loss
 
-    return salso_python_loss(payload, loss, options)
+    # Python callbacks run under the GIL: no threads inside a run there.
+    return salso_python_loss(payload, loss, {k: v for k, v in options.items() if k != "inner_threads"})
 
 
 def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:

@@ -240,3 +240,18 @@ def test_memory_limit_refuses_up_front():
     draws = load_draws("ex1")
     with pytest.raises(MemoryError, match="MiB"):
         salsox.salso(draws, "VI", memory_limit=1000)
+
+
+@pytest.mark.parametrize("loss, engine", [("VI", None), ("binder", "counts")])
+def test_threads_inside_a_run_do_not_change_the_result(loss, engine):
+    # Small n: a parallel region per item pass is slow when the machine is busy.
+    draws = load_draws("galaxy")[:4000, :12]
+    kw = dict(seed=8, n_runs=1, max_zealous=1, engine=engine)
+    one = salsox.salso(draws, loss, n_jobs=1, **kw)
+    inner = salsox.salso(draws, loss, n_jobs=2, inner_jobs=2, **kw)  # threads over draws
+    forced = salsox.salso(draws, loss, n_jobs=1, inner_jobs=3, **kw)
+    for other in (inner, forced):
+        np.testing.assert_array_equal(one.labels, other.labels)
+        assert one.info["runs"][0]["loss"] == other.info["runs"][0]["loss"]
+    with pytest.raises(ValueError, match="inner_jobs"):
+        salsox.salso(draws, loss, inner_jobs=0)

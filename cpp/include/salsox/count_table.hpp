@@ -13,6 +13,10 @@
 #include <limits>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "count_loss.hpp"
 #include "draws.hpp"
 
@@ -66,12 +70,16 @@ class CountTableState {
   CountTableState& operator=(const CountTableState&) = delete;
 
   std::int64_t n() const { return d_.n; }
+  std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return kd_; }
   std::int32_t slots() const { return q_; }
   std::int64_t allocated() const { return m_; }
   std::int64_t size(std::int32_t k) const { return size_[k]; }
   std::int32_t label(std::int64_t i) const { return est_[i]; }
   const std::vector<std::int32_t>& labels() const { return est_; }
+  // Threads used inside one run, over draws: add, remove and the Binder/VI/tabulated scores.
+  // Results do not depend on it. Other losses score on one thread.
+  void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
   const Count* counts() const { return cnt_; }
   std::int64_t stride() const { return stride_; }
@@ -100,6 +108,7 @@ class CountTableState {
   void add(std::int64_t i, std::int32_t k) {
     const Label* lab = d_.item(i);
     if (track_stats_) {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
       for (std::int64_t h = 0; h < d_.H; ++h) {
         Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         const Count c = row[k]++;
@@ -110,6 +119,7 @@ class CountTableState {
       E_ += dest_[size_[k]];
     } else {
       Count* col = cnt_ + k;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
       for (std::int64_t h = 0; h < d_.H; ++h) ++col[(d_.base[h] + lab[h]) * stride_];
     }
     if (k == q_) ++q_;
@@ -123,6 +133,7 @@ class CountTableState {
     const std::int32_t k = est_[i];
     const Label* lab = d_.item(i);
     if (track_stats_) {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
       for (std::int64_t h = 0; h < d_.H; ++h) {
         Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         const Count c = --row[k];
@@ -133,6 +144,7 @@ class CountTableState {
       E_ -= dest_[size_[k] - 1];
     } else {
       Count* col = cnt_ + k;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
       for (std::int64_t h = 0; h < d_.H; ++h) --col[(d_.base[h] + lab[h]) * stride_];
     }
     --size_[k];
@@ -197,11 +209,21 @@ class CountTableState {
   // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0.
   void score_binder(std::int64_t i, double* out) {
     const Label* lab = d_.item(i);
-    std::fill(acc_int_.begin(), acc_int_.begin() + q_, 0);
-    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-      for (std::int32_t k = 0; k < q_; ++k) acc_int_[k] += row[k];
+    const std::int32_t q = q_;
+    const std::int64_t chunks = n_chunks();
+    part_int_.resize(static_cast<std::size_t>(chunks * q));
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      std::int64_t* acc = part_int_.data() + c * q;
+      std::fill(acc, acc + q, 0);
+      for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
+        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
+      }
     }
+    std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
+    for (std::int64_t c = 0; c < chunks; ++c)
+      for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part_int_[c * q + k];
     const double H = static_cast<double>(d_.H);
     for (std::int32_t k = 0; k < q_; ++k)
       out[k] = loss_.b * H * static_cast<double>(size_[k]) -
@@ -213,23 +235,35 @@ class CountTableState {
   // f(n) = n log n - (n - 1) log(n - 1)).
   void score_additive(std::int64_t i, double* out) {
     const Label* lab = d_.item(i);
-    std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
     const double* dc = dcell_.data();
+    const std::int32_t q = q_;
+    const std::int64_t chunks = n_chunks();
+    part_.resize(static_cast<std::size_t>(chunks * q));
+    // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
+    // scores, and so the same search, with or without threads inside the run.
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      double* acc = part_.data() + c * q;
+      std::fill(acc, acc + q, 0.0);
+      // Four draws per step: one dependent add per slot instead of four.
+      const std::int64_t lo = c * kChunk;
+      std::int64_t h = chunk_end(c) - 1;
+      for (; h >= lo + 3; h -= 4) {
+        const Count* r0 = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        const Count* r1 = cnt_ + (d_.base[h - 1] + lab[h - 1]) * stride_;
+        const Count* r2 = cnt_ + (d_.base[h - 2] + lab[h - 2]) * stride_;
+        const Count* r3 = cnt_ + (d_.base[h - 3] + lab[h - 3]) * stride_;
+        for (std::int32_t k = 0; k < q; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+      }
+      for (; h >= lo; --h) {
+        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
+      }
+    }
     double* acc = acc_.data();
-    // Four draws per step: one dependent add per slot instead of four shortens the chain
-    // through acc[k], which otherwise bounds the loop.
-    std::int64_t h = d_.H - 1;
-    for (; h >= 3; h -= 4) {
-      const Count* r0 = cnt_ + (d_.base[h] + lab[h]) * stride_;
-      const Count* r1 = cnt_ + (d_.base[h - 1] + lab[h - 1]) * stride_;
-      const Count* r2 = cnt_ + (d_.base[h - 2] + lab[h - 2]) * stride_;
-      const Count* r3 = cnt_ + (d_.base[h - 3] + lab[h - 3]) * stride_;
-      for (std::int32_t k = 0; k < q_; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
-    }
-    for (; h >= 0; --h) {
-      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-      for (std::int32_t k = 0; k < q_; ++k) acc[k] += dc[row[k]];
-    }
+    std::fill(acc, acc + q, 0.0);
+    for (std::int64_t c = 0; c < chunks; ++c)
+      for (std::int32_t k = 0; k < q; ++k) acc[k] += part_[c * q + k];
     const double H = static_cast<double>(d_.H);
     for (std::int32_t k = 0; k < q_; ++k) out[k] = H * dest_[size_[k]] + acc[k];
     out[q_] = H * (dest_[0] + dc[0]);
@@ -422,6 +456,10 @@ class CountTableState {
   }
 
   static constexpr std::size_t kCacheLine = 64;
+  // Draws per chunk of the additive scores' reductions (see score_additive).
+  static constexpr std::int64_t kChunk = 2048;
+  std::int64_t n_chunks() const { return (d_.H + kChunk - 1) / kChunk; }
+  std::int64_t chunk_end(std::int64_t c) const { return std::min(d_.H, (c + 1) * kChunk); }
 
   // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole
   // cache lines beyond, so that (with the table line-aligned) a row spans as few lines as it can.
@@ -451,7 +489,9 @@ class CountTableState {
   std::vector<std::int32_t> order_;
   std::vector<std::int64_t> bucket_n_;
   std::vector<double> bucket_a_, bucket_b_, bucket_c_;
-  std::vector<std::int64_t> acc_int_;
+  std::vector<std::int64_t> acc_int_, part_int_;
+  std::vector<double> part_;
+  int threads_ = 1;  // threads inside one run (over draws)
   std::vector<double> dcell_, dest_, ddraw_;
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #ifdef _OPENMP
@@ -37,7 +38,19 @@ struct SearchOptions {
   // the cluster cap) starts run r when initial_used[r] is set.
   const std::int32_t* initial = nullptr;
   const std::uint8_t* initial_used = nullptr;
+  // Threads inside each run (over draws), for states that support it: 0 chooses (the
+  // threads left over when there are fewer runs than n_jobs), 1 disables.
+  int inner_threads = 0;
 };
+
+// Work per item pass (draws x cluster cap) from which threads inside a run are used.
+constexpr double kInnerWork = 2e6;
+
+// Whether a State can use threads inside a run (see CountTableState::set_threads).
+template <class S, class = void>
+struct has_set_threads : std::false_type {};
+template <class S>
+struct has_set_threads<S, std::void_t<decltype(std::declval<S&>().set_threads(1))>> : std::true_type {};
 
 struct RunResult {
   bool done = false;
@@ -282,6 +295,17 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
   std::vector<decltype(make_state())> states;
   for (int t = 0; t < threads; ++t) states.push_back(make_state());
   using State = std::remove_reference_t<decltype(*states[0])>;
+  if constexpr (has_set_threads<State>::value) {
+    // A parallel region per item pays off only when an item's pass is long: chosen
+    // automatically for H x max_clusters >= kInnerWork, else one thread.
+    int inner = opts.inner_threads;
+    if (inner <= 0) {
+      const auto& first = *states[0];
+      const bool long_pass = static_cast<double>(first.draws()) * first.max_clusters() >= kInnerWork;
+      inner = long_pass ? std::max(1, opts.n_jobs / threads) : 1;
+    }
+    for (auto& s : states) s->set_threads(inner);
+  }
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t r = 0; r < opts.n_runs; ++r) {
