@@ -9,7 +9,7 @@ Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
 """
 
 from ._version import __version__
-from . import losses
+from . import losses, plugins
 from .draws import Draws
 from .enumeration import bell, minimize_by_enumeration
 from .evaluation import ARI, PSM, RI, partition_loss, psm
@@ -41,6 +41,7 @@ __all__ = [
     "dlso",
     "hookimpl",
     "losses",
+    "plugins",
     "minimize_by_enumeration",
     "partition_loss",
     "psm",

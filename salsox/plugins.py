@@ -26,7 +26,7 @@ import dataclasses
 import threading
 import warnings
 from importlib import metadata
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import pluggy
@@ -308,7 +308,7 @@ class _Registry:
             for impl in hook.get_hookimpls():
                 source = self._sources.get(id(impl.plugin), "runtime")
                 try:
-                    provided = impl.function() or ()
+                    provided = cast(Sequence[Any], impl.function() or ())
                 except Exception as err:
                     raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook.name}: {err!r}") from err
                 for obj in provided:
@@ -589,10 +589,9 @@ def initial_partitions(
     if prob >= 1.0:
         used = np.ones(n_runs, dtype=bool)
     else:
-        used = np.array(
-            [np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, r, 1]))).random() < prob for r in range(n_runs)],
-            dtype=bool,
-        )
+        # A stream of its own, so that the initialiser's stream does not depend on prob.
+        u = [np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, r, 1]))).random() for r in range(n_runs)]
+        used = np.array(u) < prob
     initial = np.zeros((n_runs, n), dtype=np.int32)
     first: Optional[np.ndarray] = None
     for r in np.flatnonzero(used):

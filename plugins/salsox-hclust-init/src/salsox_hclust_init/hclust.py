@@ -90,7 +90,9 @@ def average_linkage_labels(distances: np.ndarray, n_clusters: int) -> np.ndarray
 def psm_hclust(draws: np.ndarray, max_clusters: int, rng: np.random.Generator) -> np.ndarray:
     """Initialiser ``"psm-hclust"``: average linkage of 1 - PSM cut at ``max_clusters``.
 
-    ``rng`` is unused (the result is deterministic). Holds the n x n PSM and a work matrix.
+    ``rng`` is unused (the result is deterministic). Holds two n x n float64 matrices (the
+    dissimilarities and the linkage's work copy): 1.6 GB at n = 10^4.
     """
-    similarity = salsox.psm(draws, n_jobs=1)
-    return average_linkage_labels(1.0 - similarity, max_clusters)
+    distances = salsox.psm(draws, n_jobs=1)
+    np.subtract(1.0, distances, out=distances)
+    return average_linkage_labels(distances, max_clusters)
