@@ -54,7 +54,8 @@ def check_n_jobs(n_jobs: Any) -> int:
         raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
     if n_jobs == -1:
         return available
-    return n_jobs if _core.has_openmp() else 1
+    # Results never depend on n_jobs; absurd thread counts are capped rather than started.
+    return min(n_jobs, max(available, 256)) if _core.has_openmp() else 1
 
 
 def check_seed(seed: Any) -> int:
@@ -155,12 +156,12 @@ def _canonical_rows(arr: np.ndarray) -> np.ndarray:
     m, n = arr.shape
     if n > m:  # few long rows
         running_max = np.maximum.accumulate(arr, axis=1)
-        return (arr[:, 0] == 0) & np.all(arr[:, 1:] <= running_max[:, :-1] + 1, axis=1)
+        return (arr[:, 0] == 0) & np.all((arr[:, 1:] <= running_max[:, :-1] + 1) & (arr[:, 1:] >= 0), axis=1)
     # Many short rows: column by column is much faster than reductions along short rows.
     running = arr[:, 0].copy()
     ok = running == 0
     for j in range(1, n):
         column = arr[:, j]
-        ok &= column <= running + 1
+        ok &= (column <= running + 1) & (column >= 0)
         np.maximum(running, column, out=running)
     return ok

@@ -76,12 +76,12 @@ def run_on_dask(client: Any, chosen: str, payload: Any, loss: Loss, options: Dic
 def _merge(ranges: List[Tuple[int, int]], results: List[Dict[str, Any]]) -> Dict[str, Any]:
     runs: List[Dict[str, Any]] = []
     best, best_loss, labels = -1, np.inf, None
-    for (a, _), raw in zip(ranges, results):
-        runs.extend(raw["runs"])
+    for raw in results:  # batches in run order
         if raw["best"] >= 0:
             loss = raw["runs"][raw["best"]]["loss"]
             if loss < best_loss:  # strict: ties keep the lower run index, as locally
-                best, best_loss, labels = a + raw["best"], loss, raw["labels"]
+                best, best_loss, labels = len(runs) + raw["best"], loss, raw["labels"]
+        runs.extend(raw["runs"])
     return {
         "runs": runs,
         "best": best,

@@ -157,16 +157,17 @@ def _losses(est: np.ndarray, truth: Union[Draws, PSM], loss: Loss, n_jobs: int) 
         if isinstance(loss, PSMLoss):
             kind, a, b = loss._kind, 1.0, 1.0
         elif loss.name == "binder":
-            kind, a, b = "binder", loss.a, loss.b  # type: ignore[attr-defined]
+            kind, (a, b) = "binder", loss._unit_costs  # type: ignore[attr-defined]
         else:
             raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
         matrix = truth.matrix if isinstance(truth, PSM) else psm(truth, n_jobs)
-        return np.asarray(_core.pairwise_losses(matrix, kind, a, b, est, n_jobs))
+        return np.asarray(_core.pairwise_losses(matrix, kind, a, b, est, n_jobs)) * getattr(loss, "_scale", 1.0)
     if not isinstance(loss, CountLoss):
         from .plugins import evaluate_python_loss
 
         return evaluate_python_loss(loss, est, truth)
-    return np.asarray(_core.expected_losses(truth._core, loss._count_loss(truth.n_items), est, n_jobs))
+    values = np.asarray(_core.expected_losses(truth._core, loss._count_loss(truth.n_items), est, n_jobs))
+    return values * getattr(loss, "_scale", 1.0)
 
 
 def _two_partitions(x: Any, y: Any) -> tuple:

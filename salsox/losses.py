@@ -75,8 +75,20 @@ class _Costs(CountLoss):
     def params(self) -> Dict[str, float]:
         return {"a": self.a, "b": self.b}
 
+    @property
+    def _scale(self) -> float:
+        """The engine works with costs divided by max(a, b) (so that extreme costs neither
+        overflow nor lose precision) and values are multiplied back by this."""
+        return max(self.a, self.b)
+
+    @property
+    def _unit_costs(self) -> "tuple[float, float]":
+        s = self._scale
+        return self.a / s, self.b / s
+
     def _count_loss(self, n: int) -> "_core.CountLoss":
-        return _core.CountLoss.builtin(self._kind, self.a, self.b, n)
+        a, b = self._unit_costs
+        return _core.CountLoss.builtin(self._kind, a, b, n)
 
 
 class Binder(_Costs):

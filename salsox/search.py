@@ -26,6 +26,9 @@ __all__ = ["Estimate", "salso", "dlso"]
 # out-of-memory kill; override with salso(..., memory_limit=...).
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
+# More runs than this need a time budget (`seconds`).
+MAX_RUNS_WITHOUT_BUDGET = 1_000_000
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Estimate:
@@ -187,9 +190,16 @@ def salso(
     truth = as_truth(draws, loss)
     n = truth.n_items
     n_runs = check_int("n_runs", n_runs, minimum=1)
-    max_zealous = check_int("max_zealous", max_zealous, minimum=0)
+    if n_runs > MAX_RUNS_WITHOUT_BUDGET and seconds is None:
+        raise ValueError(
+            f"n_runs={n_runs} would not finish; give a time budget with seconds= (runs then stop "
+            f"when it is spent) or at most {MAX_RUNS_WITHOUT_BUDGET:,} runs"
+        )
+    n_runs = min(n_runs, 2**62)
+    # Counts beyond what any search can use are clamped to the engine's integer range.
+    max_zealous = min(check_int("max_zealous", max_zealous, minimum=0), 2**31 - 1)
     prob_sequential = check_probability("prob_sequential", prob_sequential)
-    max_scans = 0 if max_scans is None else check_int("max_scans", max_scans, minimum=1)
+    max_scans = 0 if max_scans is None else min(check_int("max_scans", max_scans, minimum=1), 2**62)
     if seconds is None:
         budget = 0.0
     else:
@@ -271,11 +281,11 @@ def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -
     """One call of the engine ``chosen`` on ``payload`` (a PSM matrix, (co-clustering counts,
     H), or Draws); ``options`` are the engine's keyword arguments."""
     if chosen == "psm":
-        kind, a, b = (loss._kind, 1.0, 1.0) if isinstance(loss, PSMLoss) else ("binder", loss.a, loss.b)  # type: ignore[attr-defined]
+        kind, (a, b) = (loss._kind, (1.0, 1.0)) if isinstance(loss, PSMLoss) else ("binder", loss._unit_costs)  # type: ignore[attr-defined]
         return _core.salso_psm(payload, kind, a, b, **options)
     if chosen == "coclustering":
         co, H = payload
-        return _core.salso_coclustering_binder(co, H, loss.a, loss.b, **options)  # type: ignore[attr-defined]
+        return _core.salso_coclustering_binder(co, H, *loss._unit_costs, **options)  # type: ignore[attr-defined]
     if chosen == "counts":
         return _core.salso_counts(payload._core, loss._count_loss(payload.n_items), **options)  # type: ignore[attr-defined]
     from .plugins import salso_python_loss
@@ -306,7 +316,7 @@ def _estimate_from(
         "scans": best["scans"],
         "zealous_attempts": best["zealous_attempts"],
         "zealous_accepts": best["zealous_accepts"],
-        "best_run": raw["best"],
+        "best_run": raw["runs"][raw["best"]]["run"],
         "runs_done": raw["runs_done"],
         "runs_requested": options["n_runs"],
         "budget_exhausted": raw["budget_exhausted"],
@@ -317,7 +327,8 @@ def _estimate_from(
         "engine": engine,
         "loss": loss.name,
         "loss_params": loss.params,
-        "runs": [r for r in raw["runs"] if r["done"]],
+        # The engine works with unit costs (see Binder/VI): per-run losses back in the loss's scale.
+        "runs": [dict(r, loss=r["loss"] * getattr(loss, "_scale", 1.0)) for r in raw["runs"]],
     }
     return Estimate(
         labels=labels, expected_loss=value, n_clusters=int(labels.max()) + 1, loss=loss, info=info

@@ -79,6 +79,7 @@ inline py::dict to_python(const SearchResult& res) {
   py::list runs;
   for (const auto& r : res.runs) {
     py::dict d;
+    d["run"] = r.run;
     d["done"] = r.done;
     d["loss"] = r.loss;
     d["initialization"] = r.given ? "initializer" : (r.sequential ? "sequential" : "random");
@@ -95,7 +96,7 @@ inline py::dict to_python(const SearchResult& res) {
   out["budget_exhausted"] = res.budget_exhausted;
   out["seconds"] = res.seconds;
   if (res.best >= 0) {
-    const auto& lab = res.runs[res.best].labels;
+    const auto& lab = res.best_labels;
     py::array_t<std::int32_t> labels(static_cast<py::ssize_t>(lab.size()));
     std::copy(lab.begin(), lab.end(), labels.mutable_data());
     out["labels"] = labels;

@@ -42,15 +42,13 @@ struct CountLoss {
       return t;
     };
     switch (kind) {
+      // Binder and VI keep D, E and J unweighted: combine forms a (D - J) + b (E - J), whose
+      // terms are >= 0 and exactly 0 for equal partitions (no cancellation of weighted sums).
       case LossKind::Binder:
-        L.g_draw = tab([a](double x) { return a * x * x; });
-        L.g_est = tab([b](double x) { return b * x * x; });
-        L.g_cell = tab([a, b](double x) { return -(a + b) * x * x; });
+        L.g_draw = L.g_est = L.g_cell = tab([](double x) { return x * x; });
         break;
       case LossKind::VI:
-        L.g_draw = tab([a](double x) { return a * xlog2x(x); });
-        L.g_est = tab([b](double x) { return b * xlog2x(x); });
-        L.g_cell = tab([a, b](double x) { return -(a + b) * xlog2x(x); });
+        L.g_draw = L.g_est = L.g_cell = tab([](double x) { return xlog2x(x); });
         break;
       case LossKind::OMARI:
         L.g_draw = L.g_est = L.g_cell = tab([](double x) { return x * (x - 1) / 2; });
@@ -78,17 +76,29 @@ struct CountLoss {
   }
 
   double combine(double m, double D, double E, double J) const {
+    if (kind == LossKind::Tabulated) return D + E + J;
+    // For the built-in g, D >= J and E >= J, with equality exactly when the draw (resp. the
+    // estimate) refines the other; otherwise the gap is at least 1 (g(t) - g(t - 1) - g(1)
+    // >= 1 for t >= 2). Gaps below rounding level are exact zeros: equal partitions score 0.
+    const double tol = 1e-9 * std::max(1.0, std::abs(J));
+    const double dj = D - J <= tol ? 0.0 : D - J;
+    const double ej = E - J <= tol ? 0.0 : E - J;
+    if (dj == 0.0 && ej == 0.0) return 0.0;
     switch (kind) {
-      case LossKind::Binder: return (D + E + J) / (m * m);
-      case LossKind::VI: return (D + E + J) / m;
-      case LossKind::Tabulated: return D + E + J;
-      case LossKind::OMARI: return omari(m, D, E, J);
+      case LossKind::Binder: return (a * dj + b * ej) / (m * m);
+      case LossKind::VI: return (a * dj + b * ej) / m;
+      case LossKind::OMARI: return std::max(0.0, omari(m, D, E, J));
       case LossKind::NVI: return nvi(m, D, E, J);
       case LossKind::ID: return id(m, D, E, J);
       case LossKind::NID: return nid(m, D, E, J);
+      default: return 0.0;
     }
-    return 0.0;
   }
+
+  // Weights of the estimate and cell sums in an additive loss's allocation score.
+  double est_weight() const { return kind == LossKind::Tabulated ? 1.0 : b; }
+  double cell_weight() const { return kind == LossKind::Tabulated ? 1.0 : -(a + b); }
+
 
   // 1 - adjusted Rand index from pair counts; identical trivial partitions (the only case
   // with a zero denominator) have ARI 1.

@@ -265,8 +265,9 @@ class CountTableState {
     for (std::int64_t c = 0; c < chunks; ++c)
       for (std::int32_t k = 0; k < q; ++k) acc[k] += part_[c * q + k];
     const double H = static_cast<double>(d_.H);
-    for (std::int32_t k = 0; k < q_; ++k) out[k] = H * dest_[size_[k]] + acc[k];
-    out[q_] = H * (dest_[0] + dc[0]);
+    const double we = loss_.est_weight(), wc = loss_.cell_weight();
+    for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[size_[k]] + wc * acc[k];
+    out[q_] = H * (we * dest_[0] + wc * dc[0]);
   }
 
   // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and

@@ -166,7 +166,9 @@ class PairwiseState {
     const double m = static_cast<double>(m_);
     switch (kind_) {
       case PairwiseKind::Binder:
-        return (a_ * all_ + b_ * scale_ * size_sq_ - (a_ + b_) * within_) / (scale_ * m * m);
+        // a (all - within) + b (H sizes^2 - within): terms >= 0, exact for integer counts.
+        return (a_ * std::max(0.0, all_ - within_) + b_ * std::max(0.0, scale_ * size_sq_ - within_)) /
+               (scale_ * m * m);
       case PairwiseKind::VILowerBound: {
         double total = 0;
         for (std::int64_t i = 0; i < n_; ++i) {

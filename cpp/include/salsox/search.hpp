@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -53,6 +54,7 @@ template <class S>
 struct has_set_threads<S, std::void_t<decltype(std::declval<S&>().set_threads(1))>> : std::true_type {};
 
 struct RunResult {
+  std::int64_t run = -1;  // index of the run (its random stream)
   bool done = false;
   std::vector<std::int32_t> labels;
   double loss = std::numeric_limits<double>::infinity();
@@ -65,8 +67,11 @@ struct RunResult {
 };
 
 struct SearchResult {
-  std::vector<RunResult> runs;  // one per requested run; `done` says whether it ran
-  std::int64_t best = -1;       // index of the best completed run
+  std::vector<RunResult> runs;  // the finished runs, by run index (labels dropped)
+  std::int64_t best = -1;       // position in `runs` of the best run
+  std::int64_t best_run = -1;   // its run index
+  double best_loss = std::numeric_limits<double>::infinity();
+  std::vector<std::int32_t> best_labels;
   std::int64_t runs_done = 0;
   bool interrupted = false;
   bool budget_exhausted = false;
@@ -279,7 +284,6 @@ template <class MakeState>
 SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
                        std::function<bool()> interrupt) {
   SearchResult out;
-  out.runs.resize(static_cast<std::size_t>(opts.n_runs));
   StopControl control(std::move(interrupt));
   std::exception_ptr error;
   std::mutex error_mutex;
@@ -307,45 +311,66 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
     for (auto& s : states) s->set_threads(inner);
   }
 
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::int64_t r = 0; r < opts.n_runs; ++r) {
-    if (control.stopped()) continue;
-    if (opts.seconds > 0) {
-      const std::int64_t done = completed.load();
-      const double mean = done > 0 ? busy_seconds.load() / static_cast<double>(done) : 0.0;
-      if (r > 0 && seconds_since(t0) + mean > opts.seconds) {
-#pragma omp critical(salsox_budget)
-        budget_hit = true;
-        continue;
-      }
-    }
+  // Runs are handed out one at a time from a shared counter, so a time budget or Ctrl-C stops
+  // handing them out at once, however large n_runs is. Only finished runs are recorded, and
+  // only the best run's labels are kept.
+  std::atomic<std::int64_t> next_run{0};
+  std::mutex record_mutex;
+#pragma omp parallel num_threads(threads)
+  {
     int thread = 0;
 #ifdef _OPENMP
     thread = omp_get_thread_num();
 #endif
-    try {
-      SalsoRun<State> run(*states[thread], opts, r, control);
-      out.runs[r] = run();
-      completed.fetch_add(1);
-      double cur = busy_seconds.load();
-      while (!busy_seconds.compare_exchange_weak(cur, cur + out.runs[r].seconds)) {
+    for (;;) {
+      if (control.stopped()) break;
+      const std::int64_t r = next_run.fetch_add(1);
+      if (r >= opts.n_runs) break;
+      if (opts.seconds > 0 && r > 0) {
+        const std::int64_t done = completed.load();
+        const double mean = done > 0 ? busy_seconds.load() / static_cast<double>(done) : 0.0;
+        if (seconds_since(t0) + mean > opts.seconds) {
+          std::lock_guard<std::mutex> lock(record_mutex);
+          budget_hit = true;
+          break;
+        }
       }
-    } catch (const SearchAborted&) {
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      control.stop();
+      try {
+        SalsoRun<State> run(*states[thread], opts, r, control);
+        RunResult res = run();
+        res.run = opts.first_run + r;
+        completed.fetch_add(1);
+        double cur = busy_seconds.load();
+        while (!busy_seconds.compare_exchange_weak(cur, cur + res.seconds)) {
+        }
+        std::lock_guard<std::mutex> lock(record_mutex);
+        const bool better = out.best_labels.empty() || res.loss < out.best_loss ||
+                            (res.loss == out.best_loss && res.run < out.best_run);
+        if (better) {
+          out.best_loss = res.loss;
+          out.best_run = res.run;
+          out.best_labels = std::move(res.labels);
+        }
+        res.labels.clear();
+        out.runs.push_back(std::move(res));
+      } catch (const SearchAborted&) {
+        break;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        control.stop();
+        break;
+      }
     }
   }
   if (error) std::rethrow_exception(error);
   out.interrupted = control.interrupted();
   out.budget_exhausted = budget_hit;
   out.seconds = seconds_since(t0);
-  for (std::size_t r = 0; r < out.runs.size(); ++r) {
-    if (!out.runs[r].done) continue;
-    ++out.runs_done;
-    if (out.best < 0 || out.runs[r].loss < out.runs[out.best].loss) out.best = static_cast<std::int64_t>(r);
-  }
+  std::sort(out.runs.begin(), out.runs.end(), [](const RunResult& x, const RunResult& y) { return x.run < y.run; });
+  out.runs_done = static_cast<std::int64_t>(out.runs.size());
+  for (std::size_t p = 0; p < out.runs.size(); ++p)
+    if (out.runs[p].run == out.best_run) out.best = static_cast<std::int64_t>(p);
   return out;
 }
 
