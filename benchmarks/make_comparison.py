@@ -44,10 +44,16 @@ def _cpu_model() -> str:
 
 def _git_commit() -> str:
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return sha + (" (with uncommitted changes)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -62,8 +68,9 @@ def _estimate_rows(draws: np.ndarray) -> Dict[str, np.ndarray]:
     }
 
 
-def measure(datasets: Sequence[str], losses: Optional[Sequence[str]], seed: int, repeat: int,
-            parallel: bool) -> List[Dict[str, object]]:
+def measure(
+    datasets: Sequence[str], losses: Optional[Sequence[str]], seed: int, repeat: int, parallel: bool
+) -> List[Dict[str, object]]:
     results: List[Dict[str, object]] = []
     cache: Dict[str, np.ndarray] = {}
     for ref in reference_rows():
@@ -75,10 +82,10 @@ def measure(datasets: Sequence[str], losses: Optional[Sequence[str]], seed: int,
         raw = cache[name]
         draws = salsox.Draws(raw)
         loss = loss_of(ref)
-        t1, est = best_time(lambda: salsox.salso(draws, loss, n_jobs=1, seed=seed), repeat)
+        t1, est = best_time(lambda d=draws, lo=loss: salsox.salso(d, lo, n_jobs=1, seed=seed), repeat)
         t2 = None
         if parallel:
-            t2, _ = best_time(lambda: salsox.salso(draws, loss, n_jobs=2, seed=seed), repeat)
+            t2, _ = best_time(lambda d=draws, lo=loss: salsox.salso(d, lo, n_jobs=2, seed=seed), repeat)
         # partition_loss against R's partition.loss (blank where R gives NaN / no value).
         worst = 0.0
         for column, estimate in _estimate_rows(raw).items():
@@ -90,14 +97,28 @@ def measure(datasets: Sequence[str], losses: Optional[Sequence[str]], seed: int,
         r_best = float(ref["best_expected_loss"])
         results.append(
             dict(
-                dataset=name, loss=ref["loss"], r_call=ref["r_call"], n=raw.shape[1], H=raw.shape[0],
-                salsox_loss=est.expected_loss, r_best=r_best, rel=est.expected_loss / r_best - 1,
-                k=est.n_clusters, r_k=int(ref["best_n_clusters"]), t1=t1, t2=t2,
-                r_seconds=float(ref["r_seconds_16_runs"]), engine=est.info["engine"], loss_agreement=worst,
+                dataset=name,
+                loss=ref["loss"],
+                r_call=ref["r_call"],
+                n=raw.shape[1],
+                H=raw.shape[0],
+                salsox_loss=est.expected_loss,
+                r_best=r_best,
+                rel=est.expected_loss / r_best - 1,
+                k=est.n_clusters,
+                r_k=int(ref["best_n_clusters"]),
+                t1=t1,
+                t2=t2,
+                r_seconds=float(ref["r_seconds_16_runs"]),
+                engine=est.info["engine"],
+                loss_agreement=worst,
             )
         )
-        print(f"{name:7s} {ref['loss']:12s} loss {est.expected_loss:.10g} (R {r_best:.10g})  "
-              f"{t1:.3f} s (R {ref['r_seconds_16_runs']} s)", file=sys.stderr)
+        print(
+            f"{name:7s} {ref['loss']:12s} loss {est.expected_loss:.10g} (R {r_best:.10g})  "
+            f"{t1:.3f} s (R {ref['r_seconds_16_runs']} s)",
+            file=sys.stderr,
+        )
     return results
 
 
@@ -164,12 +185,30 @@ def render(results: List[Dict[str, object]], args: argparse.Namespace, command: 
 
     out += ["## Quality", ""]
     rows = [
-        [str(r["dataset"]), f"`{r['r_call']}`", f"{float(r['salsox_loss']):.10g}", f"{float(r['r_best']):.10g}",  # type: ignore[arg-type]
-         _percent(float(r["rel"])), str(r["k"]), str(r["r_k"])]  # type: ignore[arg-type]
+        [
+            str(r["dataset"]),
+            f"`{r['r_call']}`",
+            f"{float(r['salsox_loss']):.10g}",
+            f"{float(r['r_best']):.10g}",  # type: ignore[arg-type]
+            _percent(float(r["rel"])),
+            str(r["k"]),
+            str(r["r_k"]),
+        ]  # type: ignore[arg-type]
         for r in results
     ]
-    out += _table(["dataset", "loss (R call)", "salsox expected loss", "R best of 128", "difference",
-                   "salsox clusters", "R clusters"], rows, "llrrrrr")
+    out += _table(
+        [
+            "dataset",
+            "loss (R call)",
+            "salsox expected loss",
+            "R best of 128",
+            "difference",
+            "salsox clusters",
+            "R clusters",
+        ],
+        rows,
+        "llrrrrr",
+    )
     out += ["", "## Speed", ""]
     headers = ["dataset", "loss (R call)", "salsox 1 thread (s)", "R 1 core (s)", "salsox faster by", "engine"]
     align = "llrrrl"
@@ -178,8 +217,14 @@ def render(results: List[Dict[str, object]], args: argparse.Namespace, command: 
         align += "r"
     rows = []
     for r in results:
-        row = [str(r["dataset"]), f"`{r['r_call']}`", f"{float(r['t1']):.3f}", f"{float(r['r_seconds']):.3f}",  # type: ignore[arg-type]
-               f"{float(r['r_seconds']) / float(r['t1']):.2f}x", str(r["engine"])]  # type: ignore[arg-type]
+        row = [
+            str(r["dataset"]),
+            f"`{r['r_call']}`",
+            f"{float(r['t1']):.3f}",
+            f"{float(r['r_seconds']):.3f}",  # type: ignore[arg-type]
+            f"{float(r['r_seconds']) / float(r['t1']):.2f}x",
+            str(r["engine"]),
+        ]  # type: ignore[arg-type]
         if parallel:
             row.append(f"{float(r['t1']) / float(r['t2']):.2f}x" if r["t2"] else "")  # type: ignore[arg-type]
         rows.append(row)

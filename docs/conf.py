@@ -32,7 +32,7 @@ myst_heading_anchors = 3
 
 # API reference from the numpy-style docstrings.
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
+autodoc_typehints = "signature"
 autodoc_default_options = {"members": True, "show-inheritance": False}
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
@@ -41,3 +41,8 @@ napoleon_use_rtype = False
 html_theme = "alabaster"
 html_title = f"salsox {release}"
 html_static_path: list = []
+
+# Types in docstrings become cross-references; "labels" (an array of cluster labels) would
+# otherwise resolve ambiguously to the ``labels`` attributes of several classes.
+napoleon_preprocess_types = True
+napoleon_type_aliases = {"labels": "array of labels"}

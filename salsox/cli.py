@@ -9,6 +9,7 @@ line, 130 on Ctrl-C); set ``SALSOX_DEBUG=1`` to get the traceback instead.
 from __future__ import annotations
 
 import argparse
+import zipfile
 import json
 import math
 import os
@@ -113,7 +114,7 @@ def _read_npz(p: Path, path: str, what: str, key: Optional[str]) -> np.ndarray:
             if key not in keys:
                 raise CLIError(f"{path} has no array {key!r}; it holds {keys}")
             arr = npz[key]
-    except (ValueError, EOFError, OSError) as err:
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile) as err:
         if isinstance(err, CLIError):
             raise
         raise CLIError(f"{path} is not a valid .npz file ({err})") from None
@@ -174,7 +175,10 @@ def _parse_text(text: str, path: str, what: str, delimiter: Optional[str]) -> np
                 "(ragged rows)"
             )
         try:
-            out.append(np.array(fields, dtype=np.float64))
+            try:  # integers exactly (labels beyond 2**53 must not collapse in float64)
+                out.append(np.array([int(f) for f in fields], dtype=np.int64))
+            except (ValueError, OverflowError):
+                out.append(np.array(fields, dtype=np.float64))
         except ValueError:
             for j, f in enumerate(fields, start=1):
                 if not _is_number(f):

@@ -58,17 +58,27 @@ def _tasks() -> List[Tuple[str, Callable[[], Any]]]:
         tasks += [
             (f"VI-iris-j{n_jobs}", lambda j=n_jobs: salsox.salso(iris, "VI", seed=1, n_runs=6, n_jobs=j)),
             (f"VI-shared-j{n_jobs}", lambda j=n_jobs: salsox.salso(shared, "VI", seed=2, n_runs=6, n_jobs=j)),
-            (f"binder-counts-j{n_jobs}", lambda j=n_jobs: salsox.salso(
-                shared, salsox.Binder(a=1.5, b=0.5), seed=3, n_runs=6, n_jobs=j, engine="counts")),
-            (f"binder-cocl-j{n_jobs}", lambda j=n_jobs: salsox.salso(galaxy, "binder", seed=4, n_runs=6, n_jobs=j,
-                                                                     engine="coclustering")),
+            (
+                f"binder-counts-j{n_jobs}",
+                lambda j=n_jobs: salsox.salso(
+                    shared, salsox.Binder(a=1.5, b=0.5), seed=3, n_runs=6, n_jobs=j, engine="counts"
+                ),
+            ),
+            (
+                f"binder-cocl-j{n_jobs}",
+                lambda j=n_jobs: salsox.salso(galaxy, "binder", seed=4, n_runs=6, n_jobs=j, engine="coclustering"),
+            ),
             (f"omARI-j{n_jobs}", lambda j=n_jobs: salsox.salso(galaxy, "omARI", seed=5, n_runs=6, n_jobs=j)),
             (f"NID-j{n_jobs}", lambda j=n_jobs: salsox.salso(galaxy, "NID", seed=6, n_runs=6, n_jobs=j)),
             (f"VI.lb-j{n_jobs}", lambda j=n_jobs: salsox.salso(galaxy, "VI.lb", seed=7, n_runs=6, n_jobs=j)),
-            (f"plugin-decomposable-j{n_jobs}", lambda j=n_jobs: salsox.salso(
-                galaxy, SquaredCells(), seed=8, n_runs=4, n_jobs=j)),
-            (f"plugin-contingency-j{n_jobs}", lambda j=n_jobs: salsox.salso(
-                small, TableBinder(), seed=9, n_runs=2, n_jobs=j, max_clusters=4)),
+            (
+                f"plugin-decomposable-j{n_jobs}",
+                lambda j=n_jobs: salsox.salso(galaxy, SquaredCells(), seed=8, n_runs=4, n_jobs=j),
+            ),
+            (
+                f"plugin-contingency-j{n_jobs}",
+                lambda j=n_jobs: salsox.salso(small, TableBinder(), seed=9, n_runs=2, n_jobs=j, max_clusters=4),
+            ),
             (f"partition_loss-j{n_jobs}", lambda j=n_jobs: salsox.partition_loss(iris[:40], shared, "VI", n_jobs=j)),
             (f"psm-j{n_jobs}", lambda j=n_jobs: salsox.psm(shared, n_jobs=j)),
             (f"dlso-j{n_jobs}", lambda j=n_jobs: salsox.dlso(galaxy[:80], "binder", n_jobs=j)),
@@ -93,7 +103,7 @@ def _run_concurrently(calls: List[Callable[[], Any]]) -> List[Any]:
         barrier.wait()
         try:
             results[i] = calls[i]()
-        except BaseException as err:  # noqa: BLE001 - reported below
+        except BaseException as err:
             errors[i] = err
 
     threads = [threading.Thread(target=work, args=(i,), name=f"salso-{i}") for i in range(len(calls))]

@@ -1,0 +1,98 @@
+"""Cheap packaging checks: one version, typed package, build configuration.
+
+The slow end-to-end check (wheel and sdist built, installed in fresh virtualenvs, smoke
+tested) is tools/check_wheel.sh.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import salsox
+
+ROOT = Path(__file__).resolve().parents[1]
+
+try:  # Python 3.11+
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.9, 3.10
+    tomllib = None  # type: ignore[assignment]
+
+
+def _pyproject() -> dict:
+    if tomllib is None:
+        pytest.skip("tomllib needs Python 3.11")
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def test_version_is_single_sourced() -> None:
+    """salsox/_version.py is the only place the version is written."""
+    text = (ROOT / "salsox" / "_version.py").read_text()
+    match = re.fullmatch(r'__version__ = "(\d+\.\d+\.\d+(?:[a-z]+\d+)?)"\n', text)
+    assert match, text
+    assert salsox.__version__ == match.group(1)
+    assert importlib.metadata.version("salsox") == salsox.__version__
+    meta = _pyproject()
+    assert "version" not in meta["project"] and "version" in meta["project"]["dynamic"]
+    provider = meta["tool"]["scikit-build"]["metadata"]["version"]
+    assert provider == {"provider": "scikit_build_core.metadata.regex", "input": "salsox/_version.py"}
+    # No other copy of the number in the sources, build files or docs configuration.
+    for path in [ROOT / "CMakeLists.txt", ROOT / "docs" / "conf.py", *sorted((ROOT / "salsox").glob("*.py"))]:
+        if path.name != "_version.py":
+            assert salsox.__version__ not in path.read_text(encoding="utf-8"), path
+
+
+def test_cli_reports_the_version() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "salsox", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == f"salsox {salsox.__version__}", proc
+
+
+def test_typed_package_ships_marker_and_stub() -> None:
+    package = importlib.resources.files("salsox")
+    assert package.joinpath("py.typed").is_file()
+    assert package.joinpath("_core.pyi").is_file()
+    assert (ROOT / "salsox" / "py.typed").is_file()
+
+
+def test_public_api_is_annotated() -> None:
+    """Every public function has annotated parameters and a return annotation."""
+    import inspect
+
+    for name in salsox.__all__:
+        obj = getattr(salsox, name)
+        if not inspect.isfunction(obj):
+            continue
+        sig = inspect.signature(obj)
+        assert sig.return_annotation is not inspect.Signature.empty, name
+        for p in sig.parameters.values():
+            assert p.annotation is not inspect.Parameter.empty, f"{name}({p.name})"
+
+
+def test_build_configuration() -> None:
+    meta = _pyproject()
+    extras = meta["project"]["optional-dependencies"]
+    # CI runs `pip install ".[test]" && pytest`: the docs build and its tools must come along.
+    docs = {re.split(r"[<>=!~ ]", r)[0] for r in extras["docs"]}
+    assert {"sphinx", "myst-parser"} <= docs
+    assert docs <= {re.split(r"[<>=!~ ]", r)[0] for r in extras["test"]}
+    cibw = meta["tool"]["cibuildwheel"]
+    assert cibw["test-command"] and cibw["test-requires"]
+    for platform in ("macos", "windows"):
+        assert platform in cibw
+    assert "build" in meta["tool"]["scikit-build"]["sdist"]["exclude"]
+    for section in ("ruff", "mypy"):
+        assert section in meta["tool"]
