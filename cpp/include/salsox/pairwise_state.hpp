@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "count_loss.hpp"
@@ -62,19 +63,8 @@ class PairwiseState {
   }
 
   void add(std::int64_t i, std::int32_t k) {
-    const T* row = sim_ + i * n_;
-    double in_k = 0, total = 0;
-    for (std::int64_t j = 0; j < n_; ++j) {
-      const std::int32_t e = est_[j];
-      if (e < 0) continue;
-      const double s = static_cast<double>(row[j]);
-      total += s;
-      if (e == k) {
-        in_k += s;
-        own_[j] += s / scale_;
-      }
-    }
-    const double diag = static_cast<double>(row[i]);
+    const auto [in_k, total] = similarities(i, k, +1.0);
+    const double diag = static_cast<double>(sim_[i * n_ + i]);
     own_[i] = (in_k + diag) / scale_;
     within_ += 2 * in_k + diag;
     all_ += 2 * total + diag;
@@ -91,19 +81,8 @@ class PairwiseState {
     est_[i] = -1;
     --size_[k];
     --m_;
-    const T* row = sim_ + i * n_;
-    double in_k = 0, total = 0;
-    for (std::int64_t j = 0; j < n_; ++j) {
-      const std::int32_t e = est_[j];
-      if (e < 0) continue;
-      const double s = static_cast<double>(row[j]);
-      total += s;
-      if (e == k) {
-        in_k += s;
-        own_[j] -= s / scale_;
-      }
-    }
-    const double diag = static_cast<double>(row[i]);
+    const auto [in_k, total] = similarities(i, k, -1.0);
+    const double diag = static_cast<double>(sim_[i * n_ + i]);
     own_[i] = 0;
     within_ -= 2 * in_k + diag;
     all_ -= 2 * total + diag;
@@ -188,6 +167,24 @@ class PairwiseState {
   }
 
  private:
+  // Sums of item i's similarities to the allocated items of slot k and to all allocated
+  // items; moves those items' own-cluster sums by `sign` times their similarity to i.
+  std::pair<double, double> similarities(std::int64_t i, std::int32_t k, double sign) {
+    const T* row = sim_ + i * n_;
+    double in_k = 0, total = 0;
+    for (std::int64_t j = 0; j < n_; ++j) {
+      const std::int32_t e = est_[j];
+      if (e < 0) continue;
+      const double s = static_cast<double>(row[j]);
+      total += s;
+      if (e == k) {
+        in_k += s;
+        own_[j] += sign * s / scale_;
+      }
+    }
+    return {in_k, total};
+  }
+
   const T* sim_;
   std::int64_t n_;
   double scale_;
