@@ -89,7 +89,8 @@ class CompactDraws {
   }
 
  private:
-  // Relabels one draw to 0..k-1 (order of first appearance), returns k.
+  // Relabels one draw to 0..k-1 (first appearance for dense labels, value order for sparse
+  // ones: only label identity matters to the engine), returns k.
   template <class Int>
   struct Relabeller {
     explicit Relabeller(std::int64_t n) : n(n), out(n) {}
