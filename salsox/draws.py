@@ -46,6 +46,7 @@ class Draws:
     """
 
     def __init__(self, draws: Any) -> None:
+        self._core: _core.CompactDraws
         if isinstance(draws, Draws):
             self._core = draws._core
             return

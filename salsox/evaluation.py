@@ -27,6 +27,8 @@ class PSM:
         Symmetric, entries in [0, 1], ones on the diagonal.
     """
 
+    matrix: np.ndarray
+
     def __init__(self, matrix: Any) -> None:
         if isinstance(matrix, PSM):
             self.matrix = matrix.matrix
@@ -193,4 +195,4 @@ def RI(x: Any, y: Any) -> float:
 def ARI(x: Any, y: Any) -> float:
     """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial ones)."""
     xs, ys = _two_partitions(x, y)
-    return 1.0 - partition_loss(ys[0], xs[0], "omARI", n_jobs=1)
+    return 1.0 - float(partition_loss(ys[0], xs[0], "omARI", n_jobs=1))

@@ -9,7 +9,7 @@ similarity matrix. Strings name them too: ``"binder"``, ``"VI"``, ``"omARI"``, `
 from __future__ import annotations
 
 import abc
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Type, Union
 
 from . import _core
 from ._validation import check_cost
@@ -31,7 +31,11 @@ __all__ = [
 ]
 
 
-class Loss(abc.ABC):
+# An ABC without abstract methods on purpose: the families below each declare their own
+# (CountLoss._count_loss, ContingencyLoss.loss in salsox.plugins; PSM losses only name an
+# engine kind), and there is no method every loss must implement. ABCMeta is kept so those
+# abstract methods are enforced in subclasses and Loss.register stays available.
+class Loss(abc.ABC):  # noqa: B024
     """Base class of all losses. ``name`` is the string that selects the loss."""
 
     name: str = ""
@@ -46,7 +50,7 @@ class Loss(abc.ABC):
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.params == other.params  # type: ignore[attr-defined]
+        return isinstance(other, Loss) and type(self) is type(other) and self.params == other.params
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(self.params.items()))))
@@ -67,6 +71,8 @@ class PSMLoss(Loss):
 
 
 class _Costs(CountLoss):
+    _kind: str  # the engine's name of the loss, set by each concrete subclass
+
     def __init__(self, a: float = 1.0, b: float = 1.0) -> None:
         self.a = check_cost("a", a)
         self.b = check_cost("b", b)
@@ -120,6 +126,8 @@ class VI(_Costs):
 
 
 class _Fixed(CountLoss):
+    _kind: str  # the engine's name of the loss, set by each concrete subclass
+
     def _count_loss(self, n: int) -> "_core.CountLoss":
         return _core.CountLoss.builtin(self._kind, 1.0, 1.0, n)
 
@@ -180,7 +188,7 @@ class OMARIApprox(PSMLoss):
     _kind = "omARI.approx"
 
 
-BUILTIN_LOSSES = {
+BUILTIN_LOSSES: Dict[str, Type[Loss]] = {
     cls.name.lower(): cls for cls in (Binder, VI, OMARI, NVI, ID, NID, VILowerBound, OMARIApprox)
 }
 

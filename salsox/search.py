@@ -221,7 +221,7 @@ def salso(
         raise ValueError("prob_initializer needs an initializer")
     prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
     inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1)
-    options = dict(
+    options: Dict[str, Any] = dict(
         inner_threads=inner,
         max_clusters=kd,
         n_runs=n_runs,
@@ -244,9 +244,11 @@ def salso(
     if chosen == "psm":
         payload: Any = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
     elif chosen == "coclustering":
+        assert isinstance(truth, Draws)  # _engine_for picks this engine for draws only
         _check_square_memory(n, "engine='coclustering'")
         payload = (_core.coclustering(truth._core, jobs), truth.n_draws)
     elif chosen == "counts":
+        assert isinstance(truth, Draws)  # _engine_for picks this engine for draws only
         need = threads * _count_table_bytes(truth, kd, loss)
         if need > limit:
             raise MemoryError(

@@ -12,7 +12,7 @@ draws, in the spirit of R salso's ``summary.salso.estimate``:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import numpy as np
 
@@ -171,7 +171,7 @@ class Summary:
         """
         from . import plots
 
-        functions = {
+        functions: Dict[str, Callable[..., Any]] = {
             "heatmap": plots.plot_heatmap,
             "mds": plots.plot_mds,
             "dendrogram": plots.plot_dendrogram,
