@@ -583,18 +583,29 @@ def _probability(text: str) -> float:
 
 
 def _add_draws(p: argparse.ArgumentParser) -> None:
-    p.add_argument("draws", metavar="DRAWS", help="draws file: .npy, .npz, .csv or .txt (H rows x n items); - for stdin")
+    p.add_argument(
+        "draws", metavar="DRAWS", help="draws file: .npy, .npz, .csv or .txt (H rows x n items); - for stdin"
+    )
     p.add_argument("--key", help="array name inside a .npz file (default: 'draws', or its only array)")
 
 
 def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
-    p.add_argument("--loss", default=default, help=f"loss name (default {default}): binder, VI, omARI, NVI, ID, NID, VI.lb, omARI.approx or a plugin's")
+    p.add_argument(
+        "--loss",
+        default=default,
+        help=f"loss name (default {default}): binder, VI, omARI, NVI, ID, NID, VI.lb, omARI.approx or a plugin's",
+    )
     p.add_argument("--a", type=float, default=None, help="cost a of binder / VI (default 1)")
     p.add_argument("--b", type=float, default=None, help="cost b of binder / VI (default 1)")
 
 
 def _add_search(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-clusters", type=_positive_int("--max-clusters"), default=None, help="cap on the number of clusters (default: most clusters in any draw)")
+    p.add_argument(
+        "--max-clusters",
+        type=_positive_int("--max-clusters"),
+        default=None,
+        help="cap on the number of clusters (default: most clusters in any draw)",
+    )
     p.add_argument("--runs", type=_positive_int("--runs"), default=16, help="independent runs (default 16)")
     p.add_argument("--max-zealous", type=int, default=None, help="zealous updates per run (default 10)")
     p.add_argument("--seconds", type=float, default=None, help="time budget: no run starts after it")
@@ -608,7 +619,12 @@ def _add_jobs(p: argparse.ArgumentParser) -> None:
 
 def _add_plot(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", metavar="FILE", help="save a plot (e.g. heatmap.png; format from the extension)")
-    p.add_argument("--kind", choices=("heatmap", "mds", "dendrogram", "pairs"), default="heatmap", help="what --plot draws (default heatmap)")
+    p.add_argument(
+        "--kind",
+        choices=("heatmap", "mds", "dendrogram", "pairs"),
+        default="heatmap",
+        help="what --plot draws (default heatmap)",
+    )
     p.add_argument("--dpi", type=_positive_int("--dpi"), default=100, help="resolution of --plot (default 100)")
 
 
@@ -618,7 +634,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"salsox {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("estimate", help="partition estimate minimising the expected loss", description="Run SALSO on the draws; print the labels, one per line (0-based unless --one-based).")
+    p = sub.add_parser(
+        "estimate",
+        help="partition estimate minimising the expected loss",
+        description="Run SALSO on the draws; print the labels, one per line (0-based unless --one-based).",
+    )
     _add_draws(p)
     _add_loss(p)
     _add_search(p)
@@ -628,21 +648,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--one-based", action="store_true", help="labels start at 1")
     p.set_defaults(handler=_cmd_estimate)
 
-    p = sub.add_parser("loss", help="expected loss of given labels", description="Monte Carlo expected loss of a partition (or of each row of a matrix of partitions).")
-    p.add_argument("labels", metavar="LABELS", help="labels file: one partition (a row or a column), or one per row")
+    p = sub.add_parser(
+        "loss",
+        help="expected loss of given labels",
+        description="Monte Carlo expected loss of a partition (or of each row of a matrix of partitions).",
+    )
+    p.add_argument(
+        "labels", metavar="LABELS", help="labels file: one partition (a row or a column), or one per row"
+    )
     _add_draws(p)
     _add_loss(p)
     _add_jobs(p)
     p.set_defaults(handler=_cmd_loss)
 
-    p = sub.add_parser("psm", help="posterior similarity matrix", description="Posterior similarity matrix as CSV (or .npy with --out FILE.npy).")
+    p = sub.add_parser(
+        "psm",
+        help="posterior similarity matrix",
+        description="Posterior similarity matrix as CSV (or .npy with --out FILE.npy).",
+    )
     _add_draws(p)
     _add_jobs(p)
     p.add_argument("--out", "-o", help="output file (.npy or text; default stdout)")
-    p.add_argument("--digits", type=_positive_int("--digits"), default=6, help="significant digits in CSV (default 6)")
+    p.add_argument(
+        "--digits", type=_positive_int("--digits"), default=6, help="significant digits in CSV (default 6)"
+    )
     p.set_defaults(handler=_cmd_psm)
 
-    p = sub.add_parser("summary", help="per-cluster summary of an estimate, with plots", description="Summarise --labels (or a fresh estimate) against the draws.")
+    p = sub.add_parser(
+        "summary",
+        help="per-cluster summary of an estimate, with plots",
+        description="Summarise --labels (or a fresh estimate) against the draws.",
+    )
     _add_draws(p)
     p.add_argument("--labels", help="labels file to summarise (default: run the search first)")
     _add_loss(p)
@@ -654,10 +690,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", help="write the report to this file")
     p.set_defaults(handler=_cmd_summary)
 
-    p = sub.add_parser("ball", aliases=["credible-ball"], help="credible ball around an estimate", description="Credible ball (Wade & Ghahramani 2018) around --labels or a fresh estimate.")
+    p = sub.add_parser(
+        "ball",
+        aliases=["credible-ball"],
+        help="credible ball around an estimate",
+        description="Credible ball (Wade & Ghahramani 2018) around --labels or a fresh estimate.",
+    )
     _add_draws(p)
     p.add_argument("--labels", help="labels file of the centre (default: run the search first)")
-    p.add_argument("--distance", choices=("VI", "binder"), default="VI", help="distance between partitions (default VI)")
+    p.add_argument(
+        "--distance", choices=("VI", "binder"), default="VI", help="distance between partitions (default VI)"
+    )
     p.add_argument("--level", type=_probability, default=0.95, help="posterior probability (default 0.95)")
     _add_loss(p)
     _add_search(p)
@@ -666,10 +709,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o")
     p.set_defaults(handler=_cmd_ball)
 
-    p = sub.add_parser("tune", help="find the cost a giving K clusters", description="Bisect on the cost a (b fixed) of binder or VI until the estimate has --clusters clusters; print its labels.")
+    p = sub.add_parser(
+        "tune",
+        help="find the cost a giving K clusters",
+        description=(
+            "Bisect on the cost a (b fixed) of binder or VI until the estimate has --clusters clusters; "
+            "print its labels."
+        ),
+    )
     _add_draws(p)
-    p.add_argument("--clusters", "-k", type=_positive_int("--clusters"), required=True, help="wanted number of clusters")
-    p.add_argument("--loss", choices=("binder", "VI"), default="binder", help="loss whose a is tuned (default binder)")
+    p.add_argument(
+        "--clusters", "-k", type=_positive_int("--clusters"), required=True, help="wanted number of clusters"
+    )
+    p.add_argument(
+        "--loss", choices=("binder", "VI"), default="binder", help="loss whose a is tuned (default binder)"
+    )
     p.add_argument("--b", type=float, default=1.0, help="fixed cost b (default 1)")
     p.add_argument("--max-clusters", type=_positive_int("--max-clusters"), default=None)
     p.add_argument("--runs", type=_positive_int("--runs"), default=16)
@@ -681,11 +735,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--one-based", action="store_true")
     p.set_defaults(handler=_cmd_tune)
 
-    p = sub.add_parser("plugins", help="list installed plugins", description="Losses and initialisers provided by installed plugins.")
+    p = sub.add_parser(
+        "plugins", help="list installed plugins", description="Losses and initialisers provided by installed plugins."
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_cmd_plugins)
 
-    p = sub.add_parser("demo", help="run on the bundled example draws", description="Estimate, summary and credible ball for the bundled example draws.")
+    p = sub.add_parser(
+        "demo",
+        help="run on the bundled example draws",
+        description="Estimate, summary and credible ball for the bundled example draws.",
+    )
     p.add_argument("--runs", type=_positive_int("--runs"), default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-q", "--quiet", action="store_true")
