@@ -32,12 +32,12 @@ def numpy_expected_loss(est: np.ndarray, draws: np.ndarray, loss: str, a: float 
         v = (a * (rows**2).sum(1) + b * (cols**2).sum(1) - (a + b) * (cells**2).sum((1, 2))) / n**2
         return float(v.mean())
     if loss == "omARI":
-        c2 = lambda x: x * (x - 1) / 2  # noqa: E731
+        c2 = lambda x: x * (x - 1) / 2
         A, B, X, N = c2(rows).sum(1), c2(cols).sum(1), c2(cells).sum((1, 2)), n * (n - 1) / 2
         e = A * B / N
         den = 0.5 * (A + B) - e
         return float(np.mean(np.where(den == 0, 0.0, 1 - (X - e) / np.where(den == 0, 1, den))))
-    xl = lambda x: np.where(x > 0, x * np.log2(np.where(x > 0, x, 1)), 0.0)  # noqa: E731
+    xl = lambda x: np.where(x > 0, x * np.log2(np.where(x > 0, x, 1)), 0.0)
     D, E, J = xl(rows).sum(1), xl(cols).sum(1), xl(cells).sum((1, 2))
     if loss == "VI":
         return float(((a * D + b * E - (a + b) * J) / n).mean())
@@ -76,8 +76,8 @@ def main() -> None:
     ests = np.stack([np.unique(e, return_inverse=True)[1] for e in ests])
     rows = []
     for loss in ("binder", "VI", "omARI", "NVI", "ID", "NID"):
-        t_sx, ours = best_time(lambda: salsox.partition_loss(ests, d, loss, n_jobs=args.jobs))
-        t_np, theirs = best_time(lambda: [numpy_expected_loss(e, draws, loss) for e in ests], repeat=1)
+        t_sx, ours = best_time(lambda loss=loss: salsox.partition_loss(ests, d, loss, n_jobs=args.jobs))
+        t_np, theirs = best_time(lambda loss=loss: [numpy_expected_loss(e, draws, loss) for e in ests], repeat=1)
         err = float(np.max(np.abs(np.asarray(theirs) - ours) / np.maximum(1e-300, np.abs(ours))))
         rows.append([loss, args.estimates, t_sx, t_np, t_np / t_sx, err])
     t_sx, p = best_time(lambda: salsox.psm(d, n_jobs=args.jobs))

@@ -31,13 +31,17 @@ def main() -> None:
             continue
         draws = salsox.Draws(load_draws(ref["dataset"]))
         loss = loss_of(ref)
-        t1, est = best_time(lambda: salsox.salso(draws, loss, n_jobs=1, seed=args.seed), args.repeat)
+        t1, est = best_time(
+            lambda draws=draws, loss=loss: salsox.salso(draws, loss, n_jobs=1, seed=args.seed), args.repeat
+        )
         r_best, r_sec = float(ref["best_expected_loss"]), float(ref["r_seconds_16_runs"])
         rel = est.expected_loss / r_best - 1
         row = [ref["dataset"], ref["loss"], est.expected_loss, r_best, f"{100 * rel:+.3f}%",
                est.n_clusters, ref["best_n_clusters"], t1, r_sec, r_sec / t1, est.info["engine"]]
         if not args.no_parallel:
-            t2, _ = best_time(lambda: salsox.salso(draws, loss, n_jobs=2, seed=args.seed), args.repeat)
+            t2, _ = best_time(
+                lambda draws=draws, loss=loss: salsox.salso(draws, loss, n_jobs=2, seed=args.seed), args.repeat
+            )
             row.append(t1 / t2)
         rows.append(row)
         worst_quality = max(worst_quality, rel)

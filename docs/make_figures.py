@@ -14,10 +14,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-import salsox  # noqa: E402
-from salsox.datasets import example_draws  # noqa: E402
+import salsox
+from salsox.datasets import example_draws
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "images" / "example_heatmap.png"

@@ -54,7 +54,10 @@ class Bound:
     draws: np.ndarray
 
     def __repr__(self) -> str:
-        return f"Bound(distance={self.distance:.6g}, n_clusters={self.n_clusters.tolist()}, partitions={self.labels.shape[0]})"
+        return (
+            f"Bound(distance={self.distance:.6g}, n_clusters={self.n_clusters.tolist()}, "
+            f"partitions={self.labels.shape[0]})"
+        )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

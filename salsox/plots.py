@@ -315,7 +315,9 @@ def plot_pairs(
             else:
                 for g in range(k):
                     members = labels == g
-                    ax.scatter(values[members, c], values[members, r], s=8, color=colors[g], alpha=0.8, edgecolors="none")
+                    ax.scatter(
+                        values[members, c], values[members, r], s=8, color=colors[g], alpha=0.8, edgecolors="none"
+                    )
                 if s is not None:
                     e = s.exemplars
                     ax.scatter(values[e, c], values[e, r], s=40, facecolors="none", edgecolors="black", linewidths=0.9)

@@ -360,4 +360,6 @@ def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = N
         "loss_params": loss.params,
         "engine": "dlso",
     }
-    return Estimate(labels=labels, expected_loss=float(values[best]), n_clusters=int(labels.max()) + 1, loss=loss, info=info)
+    return Estimate(
+        labels=labels, expected_loss=float(values[best]), n_clusters=int(labels.max()) + 1, loss=loss, info=info
+    )

@@ -200,10 +200,13 @@ def test_summary_with_plot(tmp_path, capsys):
 
     image = mpimg.imread(str(png))
     assert image.shape[0] > 100 and np.any(image[..., :3] < 0.9, axis=-1).mean() > 0.1
-    proc = main(capsys, "summary", GALAXY, "--runs", "1", "--seed", "3", "--plot", str(tmp_path / "m.png"), "--kind", "mds", "--json")
+    mds = tmp_path / "m.png"
+    proc = main(capsys, "summary", GALAXY, "--runs", "1", "--seed", "3", "--plot", str(mds), "--kind", "mds", "--json")
     payload = json.loads(proc.stdout)
-    assert payload["n_items"] == 82 and (tmp_path / "m.png").stat().st_size > 1000
-    assert_one_line_error(main(capsys, "summary", GALAXY, "--plot", str(tmp_path / "x.png"), "--kind", "pairs"), 1, "needs --data")
+    assert payload["n_items"] == 82 and mds.stat().st_size > 1000
+    assert_one_line_error(
+        main(capsys, "summary", GALAXY, "--plot", str(tmp_path / "x.png"), "--kind", "pairs"), 1, "needs --data"
+    )
 
 
 def test_summary_of_given_labels_in_process(tmp_path, capsys):

@@ -209,7 +209,7 @@ def test_minimize_with_loss_objects_core():
     for obj, fam, a, b in [(losses.Binder(a=1.5, b=0.5), "binder", 1.5, 0.5),
                            (losses.VI(a=0.5, b=1.5), "VI", 0.5, 1.5)]:
         res = minimize_by_enumeration(draws, obj)
-        vals = [expected_loss(p, draws, lambda d, e: loss_ct(d, e, fam, a, b))
+        vals = [expected_loss(p, draws, lambda d, e, fam=fam, a=a, b=b: loss_ct(d, e, fam, a, b))
                 for p in set_partitions(5)]
         assert res.expected_loss == pytest.approx(min(vals), rel=1e-12, abs=1e-12)
 

@@ -77,7 +77,9 @@ def test_summary_matches_definitions_on_iris(iris, iris_estimate):
             assert s.item_similarity[e] == np.nanmax(s.item_similarity[members])
 
 
-@pytest.mark.parametrize("loss", ["VI", "omARI", "VI.lb", "binder", salsox.VI(a=0.7, b=1.3), salsox.Binder(a=1.5, b=0.5)])
+@pytest.mark.parametrize(
+    "loss", ["VI", "omARI", "VI.lb", "binder", salsox.VI(a=0.7, b=1.3), salsox.Binder(a=1.5, b=0.5)]
+)
 def test_item_scores_follow_r_definition_on_galaxy(loss):
     draws = load_draws("galaxy")[:1500]  # enough draws to be varied, few enough to be quick
     labels = salsox.salso(draws, "VI", n_runs=1, seed=3).labels
