@@ -354,7 +354,9 @@ def _search(args: argparse.Namespace, draws: Any) -> Any:
     )
     if args.max_zealous is not None:
         options["max_zealous"] = args.max_zealous
-    with _Spinner(sys.stderr, f"searching ({args.runs} runs, loss {loss.name})", enabled=_progress_enabled(args)) as spin:
+    with _Spinner(
+        sys.stderr, f"searching ({args.runs} runs, loss {loss.name})", enabled=_progress_enabled(args)
+    ) as spin:
         est = salso(draws, loss, **options)
     spin.finish(
         f"salsox: {est.info.get('runs_done', args.runs)}/{args.runs} runs done, best expected loss "
