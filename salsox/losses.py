@@ -9,7 +9,7 @@ similarity matrix. Strings name them too: ``"binder"``, ``"VI"``, ``"omARI"``, `
 from __future__ import annotations
 
 import abc
-from typing import Any, Dict, Optional, Type, Union
+from typing import Any, Dict, Optional, Tuple, Type, Union
 
 from . import _core
 from ._validation import check_cost
@@ -188,9 +188,8 @@ class OMARIApprox(PSMLoss):
     _kind = "omARI.approx"
 
 
-BUILTIN_LOSSES: Dict[str, Type[Loss]] = {
-    cls.name.lower(): cls for cls in (Binder, VI, OMARI, NVI, ID, NID, VILowerBound, OMARIApprox)
-}
+_BUILTIN_CLASSES: Tuple[Type[Loss], ...] = (Binder, VI, OMARI, NVI, ID, NID, VILowerBound, OMARIApprox)
+BUILTIN_LOSSES: Dict[str, Type[Loss]] = {cls.name.lower(): cls for cls in _BUILTIN_CLASSES}
 
 LossLike = Union[str, Loss]
 
