@@ -96,3 +96,5 @@ def test_build_configuration() -> None:
     assert "build" in meta["tool"]["scikit-build"]["sdist"]["exclude"]
     for section in ("ruff", "mypy"):
         assert section in meta["tool"]
+    # ... and so must the linter and type checker, so that tests/test_lint.py runs there.
+    assert {"ruff", "mypy"} <= {re.split(r"[<>=!~ ]", r)[0] for r in extras["test"]}

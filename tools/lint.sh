@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Linter and type checker, configured in pyproject.toml ([tool.ruff], [tool.mypy]).
 #   pip install ruff mypy && tools/lint.sh
+# tests/test_lint.py runs the same checks (ruff and mypy are in the "test" extra).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
