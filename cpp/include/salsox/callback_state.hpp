@@ -6,6 +6,7 @@
 // batch is padded only to the largest draw of its group.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -60,6 +61,9 @@ class TableLayout {
       }
     }
     plan(value, end);
+    // Every grouping covers all H draws, in order.
+    for ([[maybe_unused]] const auto& p : plans_)
+      assert(!p.empty() && p.front().begin == 0 && p.back().end == H);
   }
 
   const std::vector<std::int64_t>& order() const { return order_; }
@@ -233,6 +237,7 @@ class CallbackState {
   void copy_table(std::int64_t h, std::int32_t R, std::int32_t q, std::int32_t C, std::int64_t* t) const {
     const std::int32_t stride = table_.stride();
     const std::int32_t k = d_.k[h];
+    assert(k <= R && q <= C);  // draw h's group pads to at least its clusters
     const Count* row = table_.counts() + d_.base[h] * stride;
     for (std::int32_t r = 0; r < k; ++r, row += stride, t += C) {
       for (std::int32_t c = 0; c < q; ++c) t[c] = row[c];

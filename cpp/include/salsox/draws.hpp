@@ -2,6 +2,7 @@
 // contiguous, because every search step reads one item's labels across all draws.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,7 @@ class CompactDraws {
     Relabeller<Int> relabel(n);
     for (std::int64_t h = 0; h < H; ++h) {
       const std::int64_t k = relabel(raw + h * n);
+      assert(k >= 1 && k <= n);  // a non-empty row has 1..n distinct labels
       if (k > kMaxClustersPerDraw)
         throw std::invalid_argument("draw " + std::to_string(h) + " has " + std::to_string(k) +
                                     " clusters; at most 65536 clusters per draw are supported");
@@ -60,6 +62,7 @@ class CompactDraws {
 
   template <class Label>
   DrawsView<Label> view() const {
+    assert((sizeof(Label) == 2) == wide_);  // only the stored width has labels
     DrawsView<Label> v;
     if constexpr (sizeof(Label) == 1) v.labels = narrow_labels_.data();
     else v.labels = wide_labels_.data();
@@ -81,6 +84,7 @@ class CompactDraws {
 
   // Draw h's labels (0..k_h-1) as a row of n values.
   std::vector<std::int32_t> draw(std::int64_t h) const {
+    assert(h >= 0 && h < H_);
     std::vector<std::int32_t> out(n_);
     visit([&](auto v) {
       for (std::int64_t i = 0; i < n_; ++i) out[i] = v.item(i)[h];
@@ -131,7 +135,8 @@ class CompactDraws {
     for (std::int64_t h0 = 0; h0 < H_; h0 += kBlock) {
       const std::int64_t nb = std::min(kBlock, H_ - h0);
       for (std::int64_t b = 0; b < nb; ++b) {
-        relabel(raw + (h0 + b) * n_);
+        [[maybe_unused]] const std::int64_t k = relabel(raw + (h0 + b) * n_);
+        assert(k == k_[h0 + b]);  // the same relabelling as the counting pass
         for (std::int64_t i = 0; i < n_; ++i) block[b * n_ + i] = static_cast<Label>(relabel.out[i]);
       }
       for (std::int64_t i = 0; i < n_; ++i)

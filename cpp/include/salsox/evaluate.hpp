@@ -1,6 +1,7 @@
 // Expected losses of given estimates, and posterior similarity (co-clustering) matrices.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -23,7 +24,10 @@ std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& 
                                     const std::int32_t* estimates, std::int64_t M, int n_jobs) {
   std::vector<double> out(M);
   std::int32_t q = 1;
-  for (std::int64_t e = 0; e < M * d.n; ++e) q = std::max(q, estimates[e] + 1);
+  for (std::int64_t e = 0; e < M * d.n; ++e) {
+    assert(estimates[e] >= 0);  // canonical labels 0..q-1 index the count tables
+    q = std::max(q, estimates[e] + 1);
+  }
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M)));
   with_count_type(d.n, [&](auto count) {
     using State = CountTableState<Label, decltype(count)>;

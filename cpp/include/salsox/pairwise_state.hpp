@@ -4,6 +4,7 @@
 // (PEAR, Fritsch & Ickstadt). `T` is int32 for co-clustering counts, double for a PSM.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -27,6 +28,7 @@ class PairwiseState {
   PairwiseState(const T* sim, std::int64_t n, double scale, PairwiseKind kind, double a, double b,
                 std::int32_t max_clusters)
       : sim_(sim), n_(n), scale_(scale), kind_(kind), a_(a), b_(b), kd_(max_clusters) {
+    assert(n > 0 && scale > 0 && max_clusters >= 1);  // every sum is divided by scale
     est_.assign(n, -1);
     size_.assign(kd_ + 1, 0);
     acc_.assign(kd_ + 2, 0.0);
@@ -57,12 +59,15 @@ class PairwiseState {
   }
 
   void rebuild(const std::vector<std::int32_t>& labels) {
+    assert(static_cast<std::int64_t>(labels.size()) == n_);
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
     for (std::int64_t i = 0; i < n_; ++i) add(i, labels[i]);
   }
 
   void add(std::int64_t i, std::int32_t k) {
+    // i is unallocated; k is an open slot or the next one, within the cluster cap.
+    assert(est_[i] < 0 && k >= 0 && k <= q_ && k < kd_);
     const auto [in_k, total] = similarities(i, k, +1.0);
     const double diag = static_cast<double>(sim_[i * n_ + i]);
     own_[i] = (in_k + diag) / scale_;
@@ -78,6 +83,7 @@ class PairwiseState {
 
   void remove(std::int64_t i) {
     const std::int32_t k = est_[i];
+    assert(k >= 0 && size_[k] > 0 && m_ > 0);  // i is allocated
     est_[i] = -1;
     --size_[k];
     --m_;
@@ -91,6 +97,7 @@ class PairwiseState {
   }
 
   void close_slot(std::int32_t k) {
+    assert(k >= 0 && k < q_ && size_[k] == 0);  // only an empty slot is closed
     const std::int32_t last = q_ - 1;
     if (k != last) {
       size_[k] = size_[last];

@@ -1,6 +1,7 @@
 // Small, fast, portable RNG. Each SALSO run owns one, seeded from (seed, run index), so a
 // run's random choices never depend on which thread executes it.
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -36,6 +37,7 @@ class Rng {
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   // Uniform integer in [0, bound), bound > 0, without modulo bias (portable rejection).
   std::uint64_t below(std::uint64_t bound) {
+    assert(bound > 0);
     const std::uint64_t threshold = (0 - bound) % bound;
     for (;;) {
       const std::uint64_t r = next();
