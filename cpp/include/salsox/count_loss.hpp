@@ -19,6 +19,11 @@ enum class LossKind { Binder, VI, OMARI, NVI, ID, NID, Tabulated };
 
 inline double xlog2x(double x) { return x > 0 ? x * std::log2(x) : 0.0; }
 
+// By-value max and min: in the search's inner loops std::max / std::min (which return
+// references) compiled to branches on unpredictable comparisons; these become maxsd / minsd.
+inline double vmax(double x, double y) { return x < y ? y : x; }
+inline double vmin(double x, double y) { return y < x ? y : x; }
+
 struct CountLoss {
   LossKind kind = LossKind::VI;
   double a = 1.0, b = 1.0;
@@ -130,16 +135,16 @@ struct CountLoss {
   // The entropy-based losses from the draw, estimate and joint entropies; `tiny` is
   // negligible_bound(m). Shared by combine and by the incremental scores.
   static double nvi_of(double draw, double est, double joint, double tiny) {
-    if (joint <= tiny) return 0.0;
-    return std::max(0.0, 1.0 - (draw + est - joint) / joint);
+    const double v = vmax(0.0, 1.0 - (draw + est - joint) / joint);
+    return joint <= tiny ? 0.0 : v;
   }
   static double id_of(double draw, double est, double joint) {
-    return std::max(0.0, std::max(draw, est) - (draw + est - joint));
+    return vmax(0.0, vmax(draw, est) - (draw + est - joint));
   }
   static double nid_of(double draw, double est, double joint, double tiny) {
-    const double top = std::max(draw, est);
-    if (top <= tiny) return 0.0;
-    return std::max(0.0, 1.0 - (draw + est - joint) / top);
+    const double top = vmax(draw, est);
+    const double v = vmax(0.0, 1.0 - (draw + est - joint) / top);
+    return top <= tiny ? 0.0 : v;
   }
 
   static double nvi(double m, double D, double E, double J) {

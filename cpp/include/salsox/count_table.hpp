@@ -51,6 +51,7 @@ class CountTableState {
     inv_he_.assign(kd_ + 1, 0.0);
     sorted_he_.assign(kd_ + 1, 0.0);
     order_.assign(kd_ + 1, 0);
+    nz_.assign(kd_ + 1, 0);
     bucket_n_.assign(kd_ + 2, 0);
     bucket_a_.assign(kd_ + 2, 0.0);
     bucket_b_.assign(kd_ + 2, 0.0);
@@ -169,19 +170,104 @@ class CountTableState {
     --q_;
   }
 
+  // Moves allocated item i from its slot to slot k (k == slots() opens a new slot) in one pass
+  // over the draws; the old slot may be left empty (see close_slot). The draw-side sums do not
+  // change: the item stays in its draw clusters.
+  void move(std::int64_t i, std::int32_t k) {
+    const std::int32_t old = est_[i];
+    if (k == old) return;
+    const Label* lab = d_.item(i);
+    if (track_stats_) {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+      for (std::int64_t h = 0; h < d_.H; ++h) {
+        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        const Count gone = --row[old];
+        const Count came = row[k]++;
+        J_[h] += dcell_[came] - dcell_[gone];
+      }
+      E_ += dest_[size_[k]] - dest_[size_[old] - 1];
+    } else {
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+      for (std::int64_t h = 0; h < d_.H; ++h) {
+        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        --row[old];
+        ++row[k];
+      }
+    }
+    if (k == q_) ++q_;
+    --size_[old];
+    ++size_[k];
+    est_[i] = k;
+  }
+
+  // Takes every item out of slot k in one sequential pass over the table (cheaper than removing
+  // the items one by one when they are many); the slot is left empty (see close_slot).
+  void release_slot(std::int32_t k) {
+    for (std::int64_t h = 0; h < d_.H; ++h) {
+      double dD = 0.0, dJ = 0.0;
+      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+        Count* row = cnt_ + r * stride_;
+        const Count x = row[k];
+        if (x == 0) continue;
+        row[k] = 0;
+        if (track_stats_) {
+          const Count s = row[kd_];
+          row[kd_] = static_cast<Count>(s - x);
+          dD += loss_.g_draw[s - x] - loss_.g_draw[s];
+          dJ += loss_.g_cell[0] - loss_.g_cell[x];
+        }
+      }
+      if (track_stats_) {
+        D_[h] += dD;
+        J_[h] += dJ;
+      }
+    }
+    if (track_stats_) E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
+    m_ -= size_[k];
+    size_[k] = 0;
+    for (auto& e : est_)
+      if (e == k) e = -1;
+  }
+
+  // Whether releasing a slot of `members` items by one pass over the table (release_slot) and
+  // undoing a change by restoring a snapshot beat item-by-item moves: each item costs one random
+  // row per draw, the table pass costs every row once.
+  bool prefers_table_pass(std::int64_t members) const {
+    return static_cast<double>(d_.rows) * static_cast<double>(stride_) * sizeof(Count) <=
+           8.0 * static_cast<double>(members) * static_cast<double>(d_.H) * kCacheLine;
+  }
+
+  // Saves the whole state, to be put back by restore() (a zealous update that did not help).
+  void snapshot() {
+    const std::size_t used = static_cast<std::size_t>(d_.rows * stride_);
+    snap_cnt_.assign(cnt_, cnt_ + used);
+    snap_est_ = est_;
+    snap_size_ = size_;
+    snap_D_ = D_;
+    snap_J_ = J_;
+    snap_E_ = E_;
+    snap_q_ = q_;
+    snap_m_ = m_;
+  }
+  void restore() {
+    std::copy(snap_cnt_.begin(), snap_cnt_.end(), cnt_);
+    est_ = snap_est_;
+    size_ = snap_size_;
+    D_ = snap_D_;
+    J_ = snap_J_;
+    E_ = snap_E_;
+    q_ = snap_q_;
+    m_ = snap_m_;
+  }
+
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
   // (out[q]); lower is better. Scores of one call are comparable with each other only.
-  void score(std::int64_t i, double* out) {
-    switch (loss_.kind) {
-      case LossKind::Binder: score_binder(i, out); break;
-      case LossKind::VI:
-      case LossKind::Tabulated: score_additive(i, out); break;
-      case LossKind::OMARI: score_omari(i, out); break;
-      case LossKind::NVI: score_nvi(i, out); break;
-      case LossKind::ID: score_id(i, out); break;
-      case LossKind::NID: score_nid(i, out); break;
-    }
-  }
+  void score(std::int64_t i, double* out) { score_as(i, -1, out); }
+
+  // The same for allocated item i, as if it had been removed first (its own slot scores
+  // staying), without touching the table: a scan step costs one pass over the draws, and a
+  // second only when the item moves.
+  void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }
 
   // The Monte Carlo expected loss of the current (complete or partial) allocation, from
   // scratch so that no incremental rounding leaks into reported values.
@@ -206,7 +292,27 @@ class CountTableState {
   }
 
  private:
-  // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0.
+  // Scoring context: `old_` is the slot item i is virtually removed from (-1: i unallocated);
+  // Es_ and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size
+  // without i.
+  void score_as(std::int64_t i, std::int32_t old, double* out) {
+    old_ = old;
+    Es_ = old >= 0 ? E_ - dest_[size_[old] - 1] : E_;
+    ms_ = old >= 0 ? m_ : m_ + 1;
+    switch (loss_.kind) {
+      case LossKind::Binder: score_binder(i, out); break;
+      case LossKind::VI:
+      case LossKind::Tabulated: score_additive(i, out); break;
+      case LossKind::OMARI: score_omari(i, out); break;
+      case LossKind::NVI: score_nvi(i, out); break;
+      case LossKind::ID: score_id(i, out); break;
+      case LossKind::NID: score_nid(i, out); break;
+    }
+  }
+  std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
+
+  // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0. With
+  // item i virtually removed from slot `old_`, every one of its cells there is one less.
   void score_binder(std::int64_t i, double* out) {
     const Label* lab = d_.item(i);
     const std::int32_t q = q_;
@@ -224,27 +330,36 @@ class CountTableState {
     std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
     for (std::int64_t c = 0; c < chunks; ++c)
       for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part_int_[c * q + k];
+    if (old_ >= 0) acc_int_[old_] -= d_.H;
     const double H = static_cast<double>(d_.H);
     for (std::int32_t k = 0; k < q_; ++k)
-      out[k] = loss_.b * H * static_cast<double>(size_[k]) -
+      out[k] = loss_.b * H * static_cast<double>(sz(k)) -
                (loss_.a + loss_.b) * static_cast<double>(acc_int_[k]);
     out[q_] = 0.0;
   }
 
   // H dE(n_.k) + sum_h dJ(n_{c_h(i) k}), dE and dJ tabulated differences (for VI the paper's
-  // f(n) = n log n - (n - 1) log(n - 1)).
+  // f(n) = n log n - (n - 1) log(n - 1)). With item i virtually removed from slot `old_`, that
+  // slot's cells are read one lower, on the side.
   void score_additive(std::int64_t i, double* out) {
+    if (old_ >= 0) score_additive_impl<true>(i, out);
+    else score_additive_impl<false>(i, out);
+  }
+  template <bool kMove>
+  void score_additive_impl(std::int64_t i, double* out) {
     const Label* lab = d_.item(i);
     const double* dc = dcell_.data();
     const std::int32_t q = q_;
+    const std::int32_t old = old_ >= 0 ? old_ : 0;
     const std::int64_t chunks = n_chunks();
-    part_.resize(static_cast<std::size_t>(chunks * q));
+    part_.resize(static_cast<std::size_t>(chunks * (q + 1)));
     // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
     // scores, and so the same search, with or without threads inside the run.
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
     for (std::int64_t c = 0; c < chunks; ++c) {
-      double* acc = part_.data() + c * q;
+      double* acc = part_.data() + c * (q + 1);
       std::fill(acc, acc + q, 0.0);
+      double own = 0.0;  // the old slot's cells, one lower
       // Four draws per step: one dependent add per slot instead of four.
       const std::int64_t lo = c * kChunk;
       std::int64_t h = chunk_end(c) - 1;
@@ -254,19 +369,23 @@ class CountTableState {
         const Count* r2 = cnt_ + (d_.base[h - 2] + lab[h - 2]) * stride_;
         const Count* r3 = cnt_ + (d_.base[h - 3] + lab[h - 3]) * stride_;
         for (std::int32_t k = 0; k < q; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+        if constexpr (kMove) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
       }
       for (; h >= lo; --h) {
         const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
+        if constexpr (kMove) own += dc[row[old] - 1];
       }
+      acc[q] = own;
     }
     double* acc = acc_.data();
-    std::fill(acc, acc + q, 0.0);
+    std::fill(acc, acc + q + 1, 0.0);
     for (std::int64_t c = 0; c < chunks; ++c)
-      for (std::int32_t k = 0; k < q; ++k) acc[k] += part_[c * q + k];
+      for (std::int32_t k = 0; k <= q; ++k) acc[k] += part_[c * (q + 1) + k];
+    if (old_ >= 0) acc[old_] = acc[q];
     const double H = static_cast<double>(d_.H);
     const double we = loss_.est_weight(), wc = loss_.cell_weight();
-    for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[size_[k]] + wc * acc[k];
+    for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[sz(k)] + wc * acc[k];
     out[q_] = H * (we * dest_[0] + wc * dc[0]);
   }
 
@@ -276,14 +395,37 @@ class CountTableState {
   // split into per-draw sums, evaluated once per item for all slots, plus a correction for
   // the few nonzero cells (their true value minus their zero-cell value).
 
-  // Calls f(draw_sum, joint_sum, row) for each draw (last to first): D_h with item i added to
-  // its draw cluster, J_h, and the counts of item i's draw cluster across the slots.
+  // Writes to nz the slots k < q whose cell row[k] - (k == dec) is nonzero and returns how many:
+  // a row has few of them, at unpredictable places, so they are gathered without branches and
+  // only they are evaluated.
+  static std::int32_t nonzero_cells(const Count* row, std::int32_t q, std::int32_t dec,
+                                    std::int32_t* nz) {
+    std::int32_t m = 0;
+    for (std::int32_t k = 0; k < q; ++k) {
+      nz[m] = k;
+      m += (row[k] - (k == dec)) != 0;
+    }
+    return m;
+  }
+
+  // Calls f(draw_sum, joint_sum, row, dec) for each draw (last to first): D_h with item i in
+  // its draw cluster, J_h without item i, and the counts of item i's draw cluster across the
+  // slots, of which cell `dec` (the slot item i is virtually removed from, or -1) is to be read
+  // one lower: cell k holds row[k] - (k == dec).
   template <class F>
   void for_each_draw(std::int64_t i, F f) const {
     const Label* lab = d_.item(i);
+    const std::int32_t dec = old_;
+    if (dec < 0) {
+      for (std::int64_t h = d_.H - 1; h >= 0; --h) {
+        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        f(D_[h] + ddraw_[row[kd_]], J_[h], row, dec);
+      }
+      return;
+    }
     for (std::int64_t h = d_.H - 1; h >= 0; --h) {
       const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-      f(D_[h] + ddraw_[row[kd_]], J_[h], row);
+      f(D_[h], J_[h] - dcell_[row[dec] - 1], row, dec);
     }
   }
 
@@ -292,13 +434,13 @@ class CountTableState {
     double lm, inv_m, tiny;
     explicit EntropyScale(double m)
         : lm(std::log2(m)), inv_m(1.0 / m), tiny(CountLoss::negligible_bound(m)) {}
-    double operator()(double S) const { return std::max(0.0, lm - S * inv_m); }
+    double operator()(double S) const { return vmax(0.0, lm - S * inv_m); }
   };
 
   // Estimate entropies with the item in slot k (he_[k], k < q) or in a new cluster (he_[q]).
   void slot_entropies(const EntropyScale& ent) {
-    for (std::int32_t k = 0; k < q_; ++k) he_[k] = ent(E_ + dest_[size_[k]]);
-    he_[q_] = ent(E_ + dest_[0]);
+    for (std::int32_t k = 0; k < q_; ++k) he_[k] = ent(Es_ + dest_[sz(k)]);
+    he_[q_] = ent(Es_ + dest_[0]);
   }
 
   // Slots 0..q sorted by estimate entropy (ties by index), into order_.
@@ -321,22 +463,27 @@ class CountTableState {
   // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
   // sum(2 - Hr/Hj) - He_k sum(1/Hj).
   void score_nvi(std::int64_t i, double* out) {
-    const EntropyScale ent(static_cast<double>(m_ + 1));
+    const EntropyScale ent(static_cast<double>(ms_));
     slot_entropies(ent);
     std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
     const double* dc = dcell_.data();
     double s_const = 0.0, s_inv = 0.0;
-    for_each_draw(i, [&](double Dn, double J, const Count* row) {
+    double* acc = acc_.data();
+    const double* he = he_.data();
+    std::int32_t* nz = nz_.data();
+    const std::int32_t q = q_;
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
       const double hr = ent(Dn), hj = ent(J);
       const bool live = hj > ent.tiny;
       const double inv = live ? 1.0 / hj : 0.0;
       const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
       s_const += zero_const;
       s_inv += inv;
-      for (std::int32_t k = 0; k < q_; ++k) {
-        if (row[k] == 0) continue;
-        acc_[k] += CountLoss::nvi_of(hr, he_[k], ent(J + dc[row[k]]), ent.tiny) -
-                   (zero_const - he_[k] * inv);
+      const std::int32_t cells = nonzero_cells(row, q, dec, nz);
+      for (std::int32_t t = 0; t < cells; ++t) {
+        const std::int32_t k = nz[t];
+        const int x = row[k] - (k == dec);
+        acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
       }
     });
     for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
@@ -346,7 +493,7 @@ class CountTableState {
   // ID = max(Hr, He) - Hr - He + Hj, i.e. Hj - min(Hr, He) in a zero cell. Bucketing draws by
   // where Hr falls among the sorted He gives every slot's sum of min(Hr, He) in O(q).
   void score_id(std::int64_t i, double* out) {
-    const EntropyScale ent(static_cast<double>(m_ + 1));
+    const EntropyScale ent(static_cast<double>(ms_));
     slot_entropies(ent);
     sort_slots();
     std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
@@ -354,15 +501,21 @@ class CountTableState {
     std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
     const double* dc = dcell_.data();
     double s_hj = 0.0;
-    for_each_draw(i, [&](double Dn, double J, const Count* row) {
+    double* acc = acc_.data();
+    const double* he = he_.data();
+    std::int32_t* nz = nz_.data();
+    const std::int32_t q = q_;
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
       const double hr = ent(Dn), hj = ent(J);
       const std::int32_t b = bucket(hr);
       ++bucket_n_[b];
       bucket_a_[b] += hr;
       s_hj += hj;
-      for (std::int32_t k = 0; k < q_; ++k) {
-        if (row[k] == 0) continue;
-        acc_[k] += CountLoss::id_of(hr, he_[k], ent(J + dc[row[k]])) - (hj - std::min(hr, he_[k]));
+      const std::int32_t cells = nonzero_cells(row, q, dec, nz);
+      for (std::int32_t t = 0; t < cells; ++t) {
+        const std::int32_t k = nz[t];
+        const int x = row[k] - (k == dec);
+        acc[k] += CountLoss::id_of(hr, he[k], ent(J + dc[x])) - (hj - vmin(hr, he[k]));
       }
     });
     // Slot at sorted position p: sum of min(Hr, He) = sum of Hr in buckets <= p + He times the
@@ -381,7 +534,7 @@ class CountTableState {
   // (Hj - He) / Hr when Hr > He, else (Hj - Hr) / He. With the draws bucketed as for ID, a
   // slot's zero cells sum to sum_{b <= p}(Hj - Hr) / He + sum_{b > p} Hj/Hr - He sum_{b > p} 1/Hr.
   void score_nid(std::int64_t i, double* out) {
-    const EntropyScale ent(static_cast<double>(m_ + 1));
+    const EntropyScale ent(static_cast<double>(ms_));
     slot_entropies(ent);
     sort_slots();
     for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
@@ -390,17 +543,24 @@ class CountTableState {
     std::fill(bucket_b_.begin(), bucket_b_.begin() + q_ + 2, 0.0);
     std::fill(bucket_c_.begin(), bucket_c_.begin() + q_ + 2, 0.0);
     const double* dc = dcell_.data();
-    for_each_draw(i, [&](double Dn, double J, const Count* row) {
+    double* acc = acc_.data();
+    const double* he = he_.data();
+    const double* inv_he = inv_he_.data();
+    std::int32_t* nz = nz_.data();
+    const std::int32_t q = q_;
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
       const double hr = ent(Dn), hj = ent(J);
       const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
       const std::int32_t b = bucket(hr);
       bucket_a_[b] += hj - hr;
       bucket_b_[b] += hj * inv_hr;
       bucket_c_[b] += inv_hr;
-      for (std::int32_t k = 0; k < q_; ++k) {
-        if (row[k] == 0) continue;
-        const double zero = hr > he_[k] ? (hj - he_[k]) * inv_hr : (hj - hr) * inv_he_[k];
-        acc_[k] += CountLoss::nid_of(hr, he_[k], ent(J + dc[row[k]]), ent.tiny) - zero;
+      const std::int32_t cells = nonzero_cells(row, q, dec, nz);
+      for (std::int32_t t = 0; t < cells; ++t) {
+        const std::int32_t k = nz[t];
+        const int x = row[k] - (k == dec);
+        const double zero = hr > he[k] ? (hj - he[k]) * inv_hr : (hj - hr) * inv_he[k];
+        acc[k] += CountLoss::nid_of(hr, he[k], ent(J + dc[x]), ent.tiny) - zero;
       }
     });
     // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
@@ -423,14 +583,14 @@ class CountTableState {
   // densely (cheaper than picking out the nonzero cells), with one division each: with B/N
   // hoisted per slot, the expected index costs a product.
   void score_omari(std::int64_t i, double* out) {
-    const double m1 = static_cast<double>(m_ + 1);
+    const double m1 = static_cast<double>(ms_);
     const double N = m1 * (m1 - 1) / 2;
     if (N <= 0) {
       std::fill(out, out + q_ + 1, 0.0);
       return;
     }
-    for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = E_ + dest_[size_[k]];
-    e_new_[q_] = E_ + dest_[0];
+    for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = Es_ + dest_[sz(k)];
+    e_new_[q_] = Es_ + dest_[0];
     for (std::int32_t k = 0; k <= q_; ++k) e_norm_[k] = e_new_[k] / N;
     std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
     const double* dc = dcell_.data();
@@ -447,9 +607,9 @@ class CountTableState {
       return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
     };
     double* Xk = e_x_.data();
-    for_each_draw(i, [&](double A, double X, const Count* row) {
+    for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) {
       // Gathering the joint sums first keeps the division loop free of table lookups.
-      for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k]];
+      for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
       Xk[q_] = X;
       for (std::int32_t k = 0; k < slots; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
     });
@@ -487,7 +647,7 @@ class CountTableState {
   std::vector<double> acc_, e_new_;
   // Scratch for the non-additive scores, indexed by slot (0..q) or bucket (0..q+1).
   std::vector<double> e_norm_, e_x_, he_, inv_he_, sorted_he_;
-  std::vector<std::int32_t> order_;
+  std::vector<std::int32_t> order_, nz_;
   std::vector<std::int64_t> bucket_n_;
   std::vector<double> bucket_a_, bucket_b_, bucket_c_;
   std::vector<std::int64_t> acc_int_, part_int_;
@@ -499,6 +659,18 @@ class CountTableState {
   double E_ = 0.0;
   std::int32_t q_ = 0;
   std::int64_t m_ = 0;
+  // Scoring context (see score_as).
+  std::int32_t old_ = -1;
+  double Es_ = 0.0;
+  std::int64_t ms_ = 0;
+  // The state saved by snapshot().
+  std::vector<Count> snap_cnt_;
+  std::vector<std::int32_t> snap_est_;
+  std::vector<std::int64_t> snap_size_;
+  std::vector<double> snap_D_, snap_J_;
+  double snap_E_ = 0.0;
+  std::int32_t snap_q_ = 0;
+  std::int64_t snap_m_ = 0;
 };
 
 }  // namespace salsox

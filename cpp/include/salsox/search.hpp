@@ -53,6 +53,23 @@ struct has_set_threads : std::false_type {};
 template <class S>
 struct has_set_threads<S, std::void_t<decltype(std::declval<S&>().set_threads(1))>> : std::true_type {};
 
+// Whether a State can score an allocated item in place and move it in one step (score_move,
+// move), and release a whole slot and snapshot itself (release_slot, snapshot, restore,
+// prefers_table_pass). Others are searched with remove / score / add.
+template <class S, class = void>
+struct has_move : std::false_type {};
+template <class S>
+struct has_move<S, std::void_t<decltype(std::declval<S&>().score_move(0, nullptr)),
+                               decltype(std::declval<S&>().move(0, 0))>> : std::true_type {};
+template <class S, class = void>
+struct has_snapshot : std::false_type {};
+template <class S>
+struct has_snapshot<S, std::void_t<decltype(std::declval<S&>().snapshot()),
+                                   decltype(std::declval<S&>().restore()),
+                                   decltype(std::declval<S&>().release_slot(0)),
+                                   decltype(std::declval<S&>().prefers_table_pass(0))>>
+    : std::true_type {};
+
 struct RunResult {
   std::int64_t run = -1;  // index of the run (its random stream)
   bool done = false;
@@ -165,6 +182,11 @@ class SalsoRun {
   std::int32_t choose(std::int64_t i, std::int32_t hole, std::int32_t keep) {
     control_.poll();
     st_.score(i, scores_.data());
+    return pick(hole, keep);
+  }
+
+  // The choice of `choose` from scores_ already computed.
+  std::int32_t pick(std::int32_t hole, std::int32_t keep) {
     const std::int32_t q = st_.slots();
     std::int32_t best = -1;
     double best_score = std::numeric_limits<double>::infinity();
@@ -212,6 +234,18 @@ class SalsoRun {
 
   // Reallocates item i; returns whether the partition changed.
   bool reallocate(std::int64_t i) {
+    if constexpr (has_move<State>::value) {
+      // Scored in place; the table is touched only when the item moves.
+      const std::int32_t old = st_.label(i);
+      const std::int32_t hole = st_.size(old) == 1 ? old : -1;
+      control_.poll();
+      st_.score_move(i, scores_.data());
+      const std::int32_t k = pick(hole, old);
+      if (k == old) return false;
+      st_.move(i, k);
+      if (hole >= 0) st_.close_slot(hole);
+      return true;
+    }
     const std::int32_t old = st_.label(i);
     st_.remove(i);
     const std::int32_t hole = st_.size(old) == 0 ? old : -1;
@@ -241,6 +275,7 @@ class SalsoRun {
     const std::int32_t attempts = std::min<std::int32_t>(opts_.max_zealous, q0);
     std::vector<std::int64_t> members;
     double current = st_.expected_loss();
+    bool saved = false;  // whether the state's snapshot is the current partition
     for (std::int32_t t = 0; t < attempts; ++t) {
       const std::int32_t c = clusters[t];
       if (c >= st_.slots()) continue;  // earlier accepted updates merged clusters away
@@ -249,21 +284,39 @@ class SalsoRun {
       for (std::int64_t i = 0; i < st_.n(); ++i)
         if (st_.label(i) == c) members.push_back(i);
       const std::int32_t q_before = st_.slots();
-      for (std::int64_t i : members) st_.remove(i);
+      bool by_snapshot = false;
+      if constexpr (has_snapshot<State>::value) {
+        by_snapshot = st_.prefers_table_pass(static_cast<std::int64_t>(members.size()));
+        if (by_snapshot) {
+          if (!saved) st_.snapshot();
+          saved = true;
+          st_.release_slot(c);
+        }
+      }
+      if (!by_snapshot)
+        for (std::int64_t i : members) st_.remove(i);
       st_.close_slot(c);
       rng_.shuffle(members);
       for (std::int64_t i : members) st_.add(i, choose(i, -1, -1));
       const double after = st_.expected_loss();
       if (current < after) {
+        if constexpr (has_snapshot<State>::value) {
+          if (by_snapshot) {
+            st_.restore();
+            continue;
+          }
+        }
         // Undo: take the members out again (slots they opened are the last ones and empty
         // out) and put the cluster back together in the last slot: the same partition, without
         // rebuilding the tables.
         for (std::int64_t i : members) st_.remove(i);
         while (st_.slots() > q_before - 1) st_.close_slot(st_.slots() - 1);
         for (std::int64_t i : members) st_.add(i, q_before - 1);
+        saved = false;  // same partition, but slots reordered
       } else {
         if (after < current) ++res.zealous_accepts;
         current = after;
+        saved = false;
       }
     }
   }
