@@ -9,13 +9,14 @@ Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
 """
 
 from ._version import __version__
-from . import losses, plugins
+from . import losses, plugins, progress
 from .draws import Draws
 from .enumeration import bell, minimize_by_enumeration
 from .evaluation import ARI, PSM, RI, partition_loss, psm
 from .hookspecs import hookimpl
 from .losses import ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
 from .search import Estimate, dlso, salso
+from .progress import ProgressBar, SearchProgress
 from .summary import Summary, summarize
 from .credible_ball import CredibleBall, credible_ball
 from .tuning import TuneResult, tune
@@ -55,4 +56,7 @@ __all__ = [
     "from_arviz",
     "from_xarray",
     "plots",
+    "ProgressBar",
+    "SearchProgress",
+    "progress",
 ]

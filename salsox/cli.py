@@ -270,9 +270,9 @@ def _save_figure(fig: Any, path: str, dpi: int) -> None:
 class _Spinner:
     """An indeterminate spinner with elapsed time, on a terminal only.
 
-    The engine reports nothing while it searches (no progress hook), so this shows that the
-    search is alive rather than how far it is; the final line gives runs done and the best
-    expected loss. It appears only after ``delay`` seconds, so quick searches print nothing.
+    Used for `tune`, whose bisection runs many searches of unknown number: this shows that it
+    is alive rather than how far it is. It appears only after ``delay`` seconds, so quick
+    searches print nothing. (Searches themselves show a ProgressBar.)
     """
 
     def __init__(self, stream: TextIO, label: str, *, enabled: bool, delay: float = 0.5, interval: float = 0.1) -> None:
@@ -321,6 +321,16 @@ class _Spinner:
             self.stream.flush()
 
 
+def _progress_bar(args: argparse.Namespace, label: str) -> Optional[Any]:
+    """A search progress bar on stderr (runs done / total, best loss so far), on a terminal
+    and without --quiet only; it appears after half a second, so quick searches print nothing."""
+    if not _progress_enabled(args):
+        return None
+    from .progress import ProgressBar
+
+    return ProgressBar(sys.stderr, label=label, delay=0.5)
+
+
 def _progress_enabled(args: argparse.Namespace) -> bool:
     if getattr(args, "quiet", False):
         return False
@@ -354,15 +364,8 @@ def _search(args: argparse.Namespace, draws: Any) -> Any:
     )
     if args.max_zealous is not None:
         options["max_zealous"] = args.max_zealous
-    with _Spinner(
-        sys.stderr, f"searching ({args.runs} runs, loss {loss.name})", enabled=_progress_enabled(args)
-    ) as spin:
-        est = salso(draws, loss, **options)
-    spin.finish(
-        f"salsox: {est.info.get('runs_done', args.runs)}/{args.runs} runs done, best expected loss "
-        f"{est.expected_loss:.10g} ({est.info.get('seconds', 0.0):.2f} s)"
-    )
-    return est
+    bar = _progress_bar(args, f"salsox {loss.name}")
+    return salso(draws, loss, progress=bar, **options)
 
 
 def _estimate_dict(est: Any, one_based: bool) -> Dict[str, Any]:
@@ -522,8 +525,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         _require_matplotlib()
     example = example_draws()
     draws = example.draws
-    with _Spinner(sys.stderr, "searching the example draws", enabled=_progress_enabled(args)):
-        est = salso(draws, "VI", n_runs=args.runs, seed=args.seed, n_jobs=args.jobs)
+    bar = _progress_bar(args, "salsox demo")
+    est = salso(draws, "VI", n_runs=args.runs, seed=args.seed, n_jobs=args.jobs, progress=bar)
     summary = est.summary(draws, n_jobs=args.jobs)
     ball = credible_ball(est, draws, "VI", 0.95, n_jobs=args.jobs)
     agreement = _agreement(est.labels, example.true_labels)
@@ -612,7 +615,7 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-zealous", type=int, default=None, help="zealous updates per run (default 10)")
     p.add_argument("--seconds", type=float, default=None, help="time budget: no run starts after it")
     p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same estimate)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress spinner on stderr")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or spinner on stderr")
 
 
 def _add_jobs(p: argparse.ArgumentParser) -> None:

@@ -9,7 +9,9 @@ estimate locally and on a cluster.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+import math
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -38,8 +40,16 @@ def _run_batch(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any], s
     return run_engine(chosen, payload, loss, opts)
 
 
-def run_on_dask(client: Any, chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -> Dict[str, Any]:
-    """The engine's result for ``options["n_runs"]`` runs, computed on ``client``'s workers."""
+def run_on_dask(
+    client: Any,
+    chosen: str,
+    payload: Any,
+    loss: Loss,
+    options: Dict[str, Any],
+    progress: Optional[Callable[[int, int, float, float], None]] = None,
+) -> Dict[str, Any]:
+    """The engine's result for ``options["n_runs"]`` runs, computed on ``client``'s workers;
+    ``progress(done, total, best, seconds)`` hears of each batch as it comes back."""
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - exercised only without dask installed
@@ -60,6 +70,8 @@ def run_on_dask(client: Any, chosen: str, payload: Any, loss: Loss, options: Dic
         for a, b in ranges
     ]
     results = []
+    start = time.perf_counter()
+    best, done = math.inf, 0
     for (a, b), future in zip(ranges, futures):
         try:
             results.append(future.result())
@@ -70,6 +82,12 @@ def run_on_dask(client: Any, chosen: str, payload: Any, loss: Loss, options: Dic
                 f"runs {a}..{b - 1} failed on the Dask cluster after retries: {err!r}; "
                 "no estimate is returned rather than a worse one"
             ) from err
+        if progress is not None:
+            raw = results[-1]
+            done += raw["runs_done"]
+            if raw["best"] >= 0:
+                best = min(best, raw["runs"][raw["best"]]["loss"])
+            progress(done, n_runs, best, time.perf_counter() - start)
     return _merge(ranges, results)
 
 

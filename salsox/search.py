@@ -19,6 +19,8 @@ from ._validation import (
 from .draws import Draws
 from .evaluation import PSM, _check_square_memory, _losses, as_truth, psm
 from .losses import CountLoss, Loss, PSMLoss, get_loss
+from .progress import ProgressBar, ProgressCallback, engine_callback
+from .progress import close as close_progress
 
 __all__ = ["Estimate", "salso", "dlso"]
 
@@ -50,6 +52,9 @@ class Estimate:
         ``runs_done``/``runs_requested``, ``budget_exhausted``, ``seconds``, ``seed``,
         ``max_clusters``, ``engine``, ``loss`` and its ``loss_params``, and ``runs``: a list
         with every run's loss and statistics.
+
+    The estimate keeps a reference to the (validated, compact) draws or PSM it was computed
+    from, so that :meth:`summary` needs no arguments; it is not copied and not shown.
     """
 
     labels: np.ndarray
@@ -57,19 +62,25 @@ class Estimate:
     n_clusters: int
     loss: Loss
     info: Dict[str, Any]
+    truth: Union[Draws, PSM, None] = dataclasses.field(default=None, repr=False)
 
     @property
     def sizes(self) -> np.ndarray:
         """Size of each cluster."""
         return np.bincount(self.labels, minlength=self.n_clusters)
 
-    def summary(self, draws: Any, *, n_jobs: Optional[int] = None) -> Any:
-        """Per-item and per-cluster summary against ``draws`` (or a PSM), under this loss.
+    def summary(self, draws: Any = None, *, n_jobs: Optional[int] = None) -> Any:
+        """Per-item and per-cluster summary under this loss, against the draws (or PSM) the
+        estimate was computed from, or against ``draws`` when given.
 
         Returns a :class:`salsox.summary.Summary`; see :func:`salsox.summarize`.
         """
         from .summary import summarize
 
+        if draws is None:
+            if self.truth is None:
+                raise ValueError("this Estimate does not hold its draws; pass draws= to summary()")
+            draws = self.truth
         return summarize(self.labels, draws, self.loss, n_jobs=n_jobs)
 
     def __repr__(self) -> str:
@@ -121,6 +132,7 @@ def salso(
     prob_initializer: Optional[float] = None,
     client: Any = None,
     inner_jobs: Optional[int] = None,
+    progress: Union[None, bool, ProgressCallback] = None,
 ) -> Estimate:
     """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
 
@@ -176,6 +188,12 @@ def salso(
         scattered once, batches of runs execute on the workers with the C++ engine, and the
         best is kept. Run r uses the same random stream as locally, so a fixed seed gives the
         identical estimate. Not available for general (ContingencyLoss) plugin losses.
+    progress : bool or callable, optional
+        Report progress while searching: ``True`` draws a :class:`~salsox.progress.ProgressBar`
+        on stderr (runs done / total, best loss so far, elapsed time); a callable is called
+        with a :class:`~salsox.progress.SearchProgress` from the calling thread each time a run
+        finishes, about twice a second in between, and once at the end (on a Dask cluster:
+        as batches of runs come back). An exception it raises stops the search and is re-raised.
 
     Returns
     -------
@@ -221,6 +239,8 @@ def salso(
         raise ValueError("prob_initializer needs an initializer")
     prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
     inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1)
+    bar = ProgressBar() if progress is True else progress
+    report = engine_callback(bar)
     options: Dict[str, Any] = dict(
         inner_threads=inner,
         max_clusters=kd,
@@ -268,12 +288,15 @@ def salso(
                 "n_jobs, or raise memory_limit"
             )
         payload = truth
-    if client is not None:
-        from .distributed import run_on_dask
+    try:
+        if client is not None:
+            from .distributed import run_on_dask
 
-        raw = run_on_dask(client, chosen, payload, loss, options)
-    else:
-        raw = run_engine(chosen, payload, loss, options)
+            raw = run_on_dask(client, chosen, payload, loss, options, progress=report)
+        else:
+            raw = run_engine(chosen, payload, loss, {**options, "progress": report})
+    finally:
+        close_progress(bar)
     est = _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
     est.info["initializer"] = init_name
     return est
@@ -297,10 +320,17 @@ def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -
 
 
 def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:
+    """Bytes one search thread's count-table state takes (mirrors CountTableState)."""
     rows = int(np.sum(d.clusters_per_draw, dtype=np.int64))
-    per_thread = 4 * rows * kd + 8 * d.n_items * 4
-    if isinstance(loss, CountLoss) and loss.name not in ("binder", "VI"):
-        per_thread += 4 * rows + 16 * d.n_draws
+    tracked = not (isinstance(loss, CountLoss) and loss.name in ("binder", "VI"))
+    count_bytes = 1 if d.n_items < 256 else 2 if d.n_items < 65536 else 4
+    row_bytes = (kd + tracked) * count_bytes
+    # Rows are padded to a power of two up to a cache line, to whole lines beyond.
+    row_bytes = 1 << max(0, (row_bytes - 1).bit_length()) if row_bytes <= 64 else -(-row_bytes // 64) * 64
+    # The table and its zealous-update snapshot, labels and sizes (twice), per-draw sums (twice).
+    per_thread = 2 * rows * row_bytes + 2 * 4 * d.n_items + 2 * 8 * (kd + 1)
+    if tracked:
+        per_thread += 2 * 16 * d.n_draws
     return per_thread
 
 
@@ -333,7 +363,7 @@ def _estimate_from(
         "runs": [dict(r, loss=r["loss"] * getattr(loss, "_scale", 1.0)) for r in raw["runs"]],
     }
     return Estimate(
-        labels=labels, expected_loss=value, n_clusters=int(labels.max()) + 1, loss=loss, info=info
+        labels=labels, expected_loss=value, n_clusters=int(labels.max()) + 1, loss=loss, info=info, truth=truth
     )
 
 
@@ -361,5 +391,10 @@ def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = N
         "engine": "dlso",
     }
     return Estimate(
-        labels=labels, expected_loss=float(values[best]), n_clusters=int(labels.max()) + 1, loss=loss, info=info
+        labels=labels,
+        expected_loss=float(values[best]),
+        n_clusters=int(labels.max()) + 1,
+        loss=loss,
+        info=info,
+        truth=truth,
     )

@@ -39,6 +39,15 @@ def test_cluster_estimate_is_identical_to_local(client, loss):
     assert local.info["best_run"] == remote.info["best_run"]
 
 
+def test_cluster_progress_is_reported_per_batch(client):
+    draws = salsox.Draws(load_draws("galaxy")[::10])
+    seen = []
+    est = salsox.salso(draws, "VI", seed=3, n_runs=8, n_jobs=1, client=client, progress=seen.append)
+    done = [p.runs_done for p in seen]
+    assert done == sorted(done) and done[-1] == 8 and all(p.runs_total == 8 for p in seen)
+    assert seen[-1].best_loss == pytest.approx(est.expected_loss, rel=1e-9)
+
+
 def test_failing_task_is_reported_not_hidden(client):
     draws = load_draws("iris")
     from salsox.distributed import run_on_dask

@@ -456,6 +456,8 @@ bad_params: List[Tuple[str, Dict[str, Any], Any, str]] = [
         ValueError,
         "prob_initializer",
     ),
+    ("progress=str", dict(progress="yes"), TypeError, "progress"),
+    ("progress=3", dict(progress=3), TypeError, "progress"),
     ("unknown-keyword", dict(n_run=3), TypeError, "n_run"),
 ]
 for pid, kw, exc, pattern in bad_params:

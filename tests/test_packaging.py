@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.resources
 import re
+import os
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,8 @@ def test_cli_reports_the_version() -> None:
         text=True,
         cwd=tempfile.gettempdir(),
         timeout=120,
+        # An editable development install otherwise announces its rebuild check on stdout.
+        env=dict(os.environ, SKBUILD_EDITABLE_VERBOSE="0"),
     )
     assert proc.returncode == 0 and proc.stdout.strip() == f"salsox {salsox.__version__}", proc
 

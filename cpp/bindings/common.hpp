@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <exception>
+#include <limits>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -18,15 +20,55 @@ namespace py = pybind11;
 template <class Int>
 using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast>;
 
-// Ctrl-C: polled from the calling thread while the GIL is released.
-inline bool python_interrupted() {
-  py::gil_scoped_acquire acquire;
-  if (PyErr_CheckSignals() != 0) {
-    PyErr_Clear();
-    return true;
+// The search's monitor on the Python side, polled from the calling thread while the GIL is
+// released: Ctrl-C stops the search, and an optional `progress(runs_done, runs_total,
+// best_loss, seconds)` callable hears of every finished run and, between runs, twice a second.
+// An exception from the callable stops the search and is re-raised by finish().
+class PythonMonitor {
+ public:
+  explicit PythonMonitor(py::object progress) : progress_(std::move(progress)) {}
+  PythonMonitor(const PythonMonitor&) = delete;
+  PythonMonitor& operator=(const PythonMonitor&) = delete;
+
+  Monitor monitor() {
+    return [this](const Progress& p) { return poll(p); };
   }
-  return false;
-}
+
+  // With the GIL held, after the search: re-raises the callable's exception, then reports the
+  // final state once more (so a bar ends on the true count).
+  void finish(const SearchResult& res, std::int64_t runs_total) {
+    if (error_) std::rethrow_exception(error_);
+    if (progress_.is_none() || res.interrupted) return;
+    const double best = res.best_labels.empty() ? std::numeric_limits<double>::infinity() : res.best_loss;
+    progress_(res.runs_done, runs_total, best, res.seconds);
+  }
+
+ private:
+  bool poll(const Progress& p) {
+    py::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      return true;
+    }
+    if (progress_.is_none()) return false;
+    const bool news = p.runs_done != last_done_;
+    if (!news && p.seconds - last_seconds_ < 0.5) return false;
+    last_done_ = p.runs_done;
+    last_seconds_ = p.seconds;
+    try {
+      progress_(p.runs_done, p.runs_total, p.best_loss, p.seconds);
+    } catch (...) {
+      error_ = std::current_exception();
+      return true;
+    }
+    return false;
+  }
+
+  py::object progress_;
+  std::exception_ptr error_;
+  std::int64_t last_done_ = -1;
+  double last_seconds_ = 0.0;
+};
 
 using Initial = std::optional<CArray<std::int32_t>>;
 using InitialUsed = std::optional<CArray<std::uint8_t>>;

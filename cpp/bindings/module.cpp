@@ -176,7 +176,7 @@ PYBIND11_MODULE(_core, m) {
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
          std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads) {
+         std::int64_t first_run, int inner_threads, py::object progress) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
@@ -184,6 +184,7 @@ PYBIND11_MODULE(_core, m) {
         opts.first_run = first_run;
         opts.inner_threads = inner_threads;
         SearchResult res;
+        PythonMonitor monitor(std::move(progress));
         {
           py::gil_scoped_release release;
           res = draws.visit([&](auto v) {
@@ -191,23 +192,24 @@ PYBIND11_MODULE(_core, m) {
             return with_count_type(v.n, [&](auto count) {
               using State = CountTableState<Label, decltype(count)>;
               return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); }, opts,
-                               python_interrupted);
+                               monitor.monitor());
             });
           });
         }
+        monitor.finish(res, opts.n_runs);
         return to_python(res);
       },
       py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
       py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0);
+      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
 
   m.def(
       "salso_coclustering_binder",
       [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
          double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads) {
+         std::int64_t first_run, int inner_threads, py::object progress) {
         const std::int64_t n = co.shape(0);
         if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
@@ -216,6 +218,7 @@ PYBIND11_MODULE(_core, m) {
         opts.inner_threads = inner_threads;
         const std::int32_t* sim = co.data();
         SearchResult res;
+        PythonMonitor monitor(std::move(progress));
         {
           py::gil_scoped_release release;
           res = run_salso(
@@ -223,21 +226,22 @@ PYBIND11_MODULE(_core, m) {
                 return std::make_unique<PairwiseState<std::int32_t>>(sim, n, static_cast<double>(H),
                                                                      PairwiseKind::Binder, a, b, max_clusters);
               },
-              opts, python_interrupted);
+              opts, monitor.monitor());
         }
+        monitor.finish(res, opts.n_runs);
         return to_python(res);
       },
       py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
       py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0);
+      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
 
   m.def(
       "salso_psm",
       [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
          double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads) {
+         std::int64_t first_run, int inner_threads, py::object progress) {
         const std::int64_t n = psm.shape(0);
         if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
         const auto pk = parse_pairwise(kind);
@@ -247,18 +251,20 @@ PYBIND11_MODULE(_core, m) {
         opts.inner_threads = inner_threads;
         const double* sim = psm.data();
         SearchResult res;
+        PythonMonitor monitor(std::move(progress));
         {
           py::gil_scoped_release release;
           res = run_salso(
               [&] { return std::make_unique<PairwiseState<double>>(sim, n, 1.0, pk, a, b, max_clusters); },
-              opts, python_interrupted);
+              opts, monitor.monitor());
         }
+        monitor.finish(res, opts.n_runs);
         return to_python(res);
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
       py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0);
+      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
 
   bind_plugins(m);
 

@@ -103,25 +103,51 @@ inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Shared between the threads of one search: stop flag, and the interrupt poll, which only the
-// calling thread (OpenMP thread 0) may run because it may touch the Python interpreter.
+// How far a search is, as reported to the monitor.
+struct Progress {
+  std::int64_t runs_done = 0;
+  std::int64_t runs_total = 0;
+  double best_loss = std::numeric_limits<double>::infinity();  // of the finished runs
+  double seconds = 0.0;
+};
+
+// Called from the calling thread only (it may touch the Python interpreter); returns true to
+// stop the search (Ctrl-C, or a progress callback that failed).
+using Monitor = std::function<bool(const Progress&)>;
+
+// Shared between the threads of one search: stop flag, the finished-run tally, and the monitor
+// poll, which only the calling thread (OpenMP thread 0) may run.
 class StopControl {
  public:
-  explicit StopControl(std::function<bool()> interrupt) : interrupt_(std::move(interrupt)) {}
+  StopControl(Monitor monitor, std::int64_t runs_total)
+      : monitor_(std::move(monitor)), runs_total_(runs_total) {}
   bool stopped() const { return stop_.load(std::memory_order_relaxed); }
   void stop() { stop_.store(true, std::memory_order_relaxed); }
   bool interrupted() const { return interrupted_; }
-  // Cheap; call often. Polls the interrupt at most every 50 ms, on thread 0 only.
+  // A run finished with this loss (called under the search's record lock).
+  void record(double loss) {
+    if (loss < best_.load(std::memory_order_relaxed)) best_.store(loss, std::memory_order_relaxed);
+    done_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Progress progress() const {
+    Progress p;
+    p.runs_done = done_.load(std::memory_order_relaxed);
+    p.runs_total = runs_total_;
+    p.best_loss = best_.load(std::memory_order_relaxed);
+    p.seconds = seconds_since(t0_);
+    return p;
+  }
+  // Cheap; call often. Polls the monitor at most every 50 ms, on thread 0 only.
   void poll() {
     if (stopped()) throw SearchAborted{};
 #ifdef _OPENMP
     if (omp_get_thread_num() != 0) return;
 #endif
-    if (!interrupt_ || ++tick_ % 64 != 0) return;
+    if (!monitor_ || ++tick_ % 64 != 0) return;
     const auto now = Clock::now();
     if (now - last_ < std::chrono::milliseconds(50)) return;
     last_ = now;
-    if (interrupt_()) {
+    if (monitor_(progress())) {
       interrupted_ = true;
       stop();
       throw SearchAborted{};
@@ -129,10 +155,14 @@ class StopControl {
   }
 
  private:
-  std::function<bool()> interrupt_;
+  Monitor monitor_;
+  std::int64_t runs_total_;
   std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> done_{0};
+  std::atomic<double> best_{std::numeric_limits<double>::infinity()};
   bool interrupted_ = false;
   std::uint64_t tick_ = 0;
+  const Clock::time_point t0_ = Clock::now();
   Clock::time_point last_ = Clock::now();
 };
 
@@ -334,10 +364,9 @@ class SalsoRun {
 // (seed, r), so the result does not depend on the number of threads. `make_state` builds one
 // per-thread state. Exceptions from a run stop the search and are rethrown here.
 template <class MakeState>
-SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
-                       std::function<bool()> interrupt) {
+SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor monitor) {
   SearchResult out;
-  StopControl control(std::move(interrupt));
+  StopControl control(std::move(monitor), opts.n_runs);
   std::exception_ptr error;
   std::mutex error_mutex;
   std::atomic<std::int64_t> completed{0};
@@ -397,6 +426,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts,
         while (!busy_seconds.compare_exchange_weak(cur, cur + res.seconds)) {
         }
         std::lock_guard<std::mutex> lock(record_mutex);
+        control.record(res.loss);
         const bool better = out.best_labels.empty() || res.loss < out.best_loss ||
                             (res.loss == out.best_loss && res.run < out.best_run);
         if (better) {
