@@ -9,6 +9,7 @@
 // draws in the opposite direction to add and remove, so it starts on the rows they touched last.
 #pragma once
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -21,6 +22,20 @@
 #include "draws.hpp"
 
 namespace salsox {
+
+// Index of the lowest set bit of a nonzero word.
+inline int ctz64(std::uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_ctzll(x);
+#else
+  int k = 0;
+  while (!(x & 1)) {
+    x >>= 1;
+    ++k;
+  }
+  return k;
+#endif
+}
 
 // Calls f(Count{}) with the narrowest count type that holds counts up to n.
 template <class F>
@@ -37,7 +52,8 @@ class CountTableState {
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
         stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))) {
     constexpr std::size_t line = kCacheLine / sizeof(Count);
-    cnt_store_.assign(static_cast<std::size_t>(d_.rows * stride_) + line, 0);
+    // One line for the alignment below, one so that word reads past a short last row stay inside.
+    cnt_store_.assign(static_cast<std::size_t>(d_.rows * stride_) + 2 * line, 0);
     const auto misalign = reinterpret_cast<std::uintptr_t>(cnt_store_.data()) % kCacheLine;
     cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
     est_.assign(d_.n, -1);
@@ -86,6 +102,7 @@ class CountTableState {
   std::int64_t stride() const { return stride_; }
 
   void clear() {
+    hr_valid_ = false;
     std::fill(cnt_store_.begin(), cnt_store_.end(), 0);
     std::fill(est_.begin(), est_.end(), -1);
     std::fill(size_.begin(), size_.end(), 0);
@@ -107,6 +124,7 @@ class CountTableState {
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
+    hr_valid_ = false;
     const Label* lab = d_.item(i);
     if (track_stats_) {
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
@@ -131,6 +149,7 @@ class CountTableState {
 
   // Takes item i out of its slot; the slot may be left empty (see close_slot).
   void remove(std::int64_t i) {
+    hr_valid_ = false;
     const std::int32_t k = est_[i];
     const Label* lab = d_.item(i);
     if (track_stats_) {
@@ -203,6 +222,7 @@ class CountTableState {
   // Takes every item out of slot k in one sequential pass over the table (cheaper than removing
   // the items one by one when they are many); the slot is left empty (see close_slot).
   void release_slot(std::int32_t k) {
+    hr_valid_ = false;
     for (std::int64_t h = 0; h < d_.H; ++h) {
       double dD = 0.0, dJ = 0.0;
       for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
@@ -250,6 +270,7 @@ class CountTableState {
     snap_m_ = m_;
   }
   void restore() {
+    hr_valid_ = false;
     std::copy(snap_cnt_.begin(), snap_cnt_.end(), cnt_);
     est_ = snap_est_;
     size_ = snap_size_;
@@ -395,17 +416,40 @@ class CountTableState {
   // split into per-draw sums, evaluated once per item for all slots, plus a correction for
   // the few nonzero cells (their true value minus their zero-cell value).
 
-  // Writes to nz the slots k < q whose cell row[k] - (k == dec) is nonzero and returns how many:
-  // a row has few of them, at unpredictable places, so they are gathered without branches and
-  // only they are evaluated.
-  static std::int32_t nonzero_cells(const Count* row, std::int32_t q, std::int32_t dec,
-                                    std::int32_t* nz) {
-    std::int32_t m = 0;
-    for (std::int32_t k = 0; k < q; ++k) {
-      nz[m] = k;
-      m += (row[k] - (k == dec)) != 0;
+  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero. A row has few of
+  // them, at unpredictable places: up to 64 slots they are found as a bit mask, 8-bit counts
+  // eight at a time, so that only they are visited.
+  template <class F>
+  static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f) {
+    if (q > 64) {
+      std::int32_t m = 0;
+      for (std::int32_t k = 0; k < q; ++k) {
+        nz[m] = k;
+        m += (row[k] - (k == dec)) != 0;
+      }
+      for (std::int32_t t = 0; t < m; ++t) f(nz[t]);
+      return;
     }
-    return m;
+    std::uint64_t mask = 0;
+    if constexpr (sizeof(Count) == 1) {
+      // Reads whole words: past q they stay inside the row when it has >= 8 bytes, and inside
+      // the table's spare line when rows are shorter.
+      constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+      for (std::int32_t w = 0; w * 8 < q; ++w) {
+        std::uint64_t x;
+        std::memcpy(&x, row + 8 * w, 8);
+        const std::uint64_t nonzero = (((x & low7) + low7) | x) & high;  // top bit of each nonzero byte
+        mask |= ((nonzero * 0x0002040810204081ULL) >> 56) << (8 * w);   // gathered into 8 bits
+      }
+      if (q < 64) mask &= (std::uint64_t{1} << q) - 1;
+    } else {
+      for (std::int32_t k = 0; k < q; ++k) mask |= static_cast<std::uint64_t>(row[k] != 0) << k;
+    }
+    if (dec >= 0 && row[dec] == 1) mask &= ~(std::uint64_t{1} << dec);
+    while (mask != 0) {
+      f(static_cast<std::int32_t>(ctz64(mask)));
+      mask &= mask - 1;
+    }
   }
 
   // Calls f(draw_sum, joint_sum, row, dec) for each draw (last to first): D_h with item i in
@@ -479,12 +523,10 @@ class CountTableState {
       const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
       s_const += zero_const;
       s_inv += inv;
-      const std::int32_t cells = nonzero_cells(row, q, dec, nz);
-      for (std::int32_t t = 0; t < cells; ++t) {
-        const std::int32_t k = nz[t];
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
         const int x = row[k] - (k == dec);
         acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
-      }
+      });
     });
     for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
     out[q_] = s_const - he_[q_] * s_inv;
@@ -497,37 +539,61 @@ class CountTableState {
     slot_entropies(ent);
     sort_slots();
     std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
-    std::fill(bucket_n_.begin(), bucket_n_.begin() + q_ + 2, 0);
-    std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
     const double* dc = dcell_.data();
     double s_hj = 0.0;
     double* acc = acc_.data();
     const double* he = he_.data();
     std::int32_t* nz = nz_.data();
     const std::int32_t q = q_;
+    // Scoring an allocated item (a scan), every draw entropy Hr is fixed by the state: the draws
+    // below each slot come from the sorted Hr (draw_entropies), not from a pass.
+    const bool fixed_hr = old_ >= 0;
+    if (fixed_hr) {
+      draw_entropies(ent);
+    } else {
+      std::fill(bucket_n_.begin(), bucket_n_.begin() + q_ + 2, 0);
+      std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
+    }
     for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
       const double hr = ent(Dn), hj = ent(J);
-      const std::int32_t b = bucket(hr);
-      ++bucket_n_[b];
-      bucket_a_[b] += hr;
+      if (!fixed_hr) {
+        const std::int32_t b = bucket(hr);
+        ++bucket_n_[b];
+        bucket_a_[b] += hr;
+      }
       s_hj += hj;
-      const std::int32_t cells = nonzero_cells(row, q, dec, nz);
-      for (std::int32_t t = 0; t < cells; ++t) {
-        const std::int32_t k = nz[t];
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
         const int x = row[k] - (k == dec);
         acc[k] += CountLoss::id_of(hr, he[k], ent(J + dc[x])) - (hj - vmin(hr, he[k]));
-      }
+      });
     });
-    // Slot at sorted position p: sum of min(Hr, He) = sum of Hr in buckets <= p + He times the
-    // number of draws above.
+    // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He (the draws in buckets
+    // <= p) + He times the number of draws above.
     std::int64_t below_n = 0;
     double below_hr = 0.0;
     for (std::int32_t p = 0; p <= q_; ++p) {
-      below_n += bucket_n_[p];
-      below_hr += bucket_a_[p];
+      if (fixed_hr) {
+        below_n = std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[p]) - hr_sorted_.begin();
+        below_hr = hr_prefix_[below_n];
+      } else {
+        below_n += bucket_n_[p];
+        below_hr += bucket_a_[p];
+      }
       const std::int32_t k = order_[p];
       out[k] = s_hj - below_hr - sorted_he_[p] * static_cast<double>(d_.H - below_n) + acc_[k];
     }
+  }
+
+  // Every draw's entropy Hr with all items allocated, sorted, and their prefix sums; kept until
+  // the draw sums D_h change (add, remove, release_slot, restore, clear).
+  void draw_entropies(const EntropyScale& ent) {
+    if (hr_valid_) return;
+    hr_sorted_.resize(static_cast<std::size_t>(d_.H));
+    for (std::int64_t h = 0; h < d_.H; ++h) hr_sorted_[h] = ent(D_[h]);
+    std::sort(hr_sorted_.begin(), hr_sorted_.end());
+    hr_prefix_.assign(static_cast<std::size_t>(d_.H) + 1, 0.0);
+    for (std::int64_t h = 0; h < d_.H; ++h) hr_prefix_[h + 1] = hr_prefix_[h] + hr_sorted_[h];
+    hr_valid_ = true;
   }
 
   // NID = 1 - (Hr + He - Hj) / max(Hr, He) (0 when the maximum is negligible); in a zero cell
@@ -555,13 +621,11 @@ class CountTableState {
       bucket_a_[b] += hj - hr;
       bucket_b_[b] += hj * inv_hr;
       bucket_c_[b] += inv_hr;
-      const std::int32_t cells = nonzero_cells(row, q, dec, nz);
-      for (std::int32_t t = 0; t < cells; ++t) {
-        const std::int32_t k = nz[t];
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
         const int x = row[k] - (k == dec);
         const double zero = hr > he[k] ? (hj - he[k]) * inv_hr : (hj - hr) * inv_he[k];
         acc[k] += CountLoss::nid_of(hr, he[k], ent(J + dc[x]), ent.tiny) - zero;
-      }
+      });
     });
     // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
     // would cancel badly when some Hr are small).
@@ -663,6 +727,9 @@ class CountTableState {
   std::int32_t old_ = -1;
   double Es_ = 0.0;
   std::int64_t ms_ = 0;
+  // Sorted draw entropies for score_id (see draw_entropies).
+  std::vector<double> hr_sorted_, hr_prefix_;
+  bool hr_valid_ = false;
   // The state saved by snapshot().
   std::vector<Count> snap_cnt_;
   std::vector<std::int32_t> snap_est_;
