@@ -127,19 +127,17 @@ class CountTableState {
     hr_valid_ = false;
     const Label* lab = d_.item(i);
     if (track_stats_) {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-      for (std::int64_t h = 0; h < d_.H; ++h) {
+      parallel_for(d_.H, [&](std::int64_t h) {
         Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         const Count c = row[k]++;
         const Count s = row[kd_]++;
         D_[h] += ddraw_[s];
         J_[h] += dcell_[c];
-      }
+      });
       E_ += dest_[size_[k]];
     } else {
       Count* col = cnt_ + k;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-      for (std::int64_t h = 0; h < d_.H; ++h) ++col[(d_.base[h] + lab[h]) * stride_];
+      parallel_for(d_.H, [&](std::int64_t h) { ++col[(d_.base[h] + lab[h]) * stride_]; });
     }
     if (k == q_) ++q_;
     ++size_[k];
@@ -153,19 +151,17 @@ class CountTableState {
     const std::int32_t k = est_[i];
     const Label* lab = d_.item(i);
     if (track_stats_) {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-      for (std::int64_t h = 0; h < d_.H; ++h) {
+      parallel_for(d_.H, [&](std::int64_t h) {
         Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         const Count c = --row[k];
         const Count s = --row[kd_];
         D_[h] -= ddraw_[s];
         J_[h] -= dcell_[c];
-      }
+      });
       E_ -= dest_[size_[k] - 1];
     } else {
       Count* col = cnt_ + k;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-      for (std::int64_t h = 0; h < d_.H; ++h) --col[(d_.base[h] + lab[h]) * stride_];
+      parallel_for(d_.H, [&](std::int64_t h) { --col[(d_.base[h] + lab[h]) * stride_]; });
     }
     --size_[k];
     --m_;
@@ -197,21 +193,19 @@ class CountTableState {
     if (k == old) return;
     const Label* lab = d_.item(i);
     if (track_stats_) {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-      for (std::int64_t h = 0; h < d_.H; ++h) {
+      parallel_for(d_.H, [&](std::int64_t h) {
         Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         const Count gone = --row[old];
         const Count came = row[k]++;
         J_[h] += dcell_[came] - dcell_[gone];
-      }
+      });
       E_ += dest_[size_[k]] - dest_[size_[old] - 1];
     } else {
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-      for (std::int64_t h = 0; h < d_.H; ++h) {
+      parallel_for(d_.H, [&](std::int64_t h) {
         Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         --row[old];
         ++row[k];
-      }
+      });
     }
     if (k == q_) ++q_;
     --size_[old];
@@ -339,15 +333,14 @@ class CountTableState {
     const std::int32_t q = q_;
     const std::int64_t chunks = n_chunks();
     part_int_.resize(static_cast<std::size_t>(chunks * q));
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (std::int64_t c = 0; c < chunks; ++c) {
+    parallel_for(chunks, [&](std::int64_t c) {
       std::int64_t* acc = part_int_.data() + c * q;
       std::fill(acc, acc + q, 0);
       for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
         const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
         for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
       }
-    }
+    });
     std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
     for (std::int64_t c = 0; c < chunks; ++c)
       for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part_int_[c * q + k];
@@ -376,8 +369,7 @@ class CountTableState {
     part_.resize(static_cast<std::size_t>(chunks * (q + 1)));
     // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
     // scores, and so the same search, with or without threads inside the run.
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-    for (std::int64_t c = 0; c < chunks; ++c) {
+    parallel_for(chunks, [&](std::int64_t c) {
       double* acc = part_.data() + c * (q + 1);
       std::fill(acc, acc + q, 0.0);
       double own = 0.0;  // the old slot's cells, one lower
@@ -398,7 +390,7 @@ class CountTableState {
         if constexpr (kMove) own += dc[row[old] - 1];
       }
       acc[q] = own;
-    }
+    });
     double* acc = acc_.data();
     std::fill(acc, acc + q + 1, 0.0);
     for (std::int64_t c = 0; c < chunks; ++c)
@@ -622,9 +614,13 @@ class CountTableState {
       bucket_b_[b] += hj * inv_hr;
       bucket_c_[b] += inv_hr;
       for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
+        // With top = max(Hr, He) and low = min(Hr, He), NID = max(0, Hj - low) / top (0 when
+        // top is negligible, where 1 / top is stored as 0), and the zero cell's (Hj - low) / top.
         const int x = row[k] - (k == dec);
-        const double zero = hr > he[k] ? (hj - he[k]) * inv_hr : (hj - hr) * inv_he[k];
-        acc[k] += CountLoss::nid_of(hr, he[k], ent(J + dc[x]), ent.tiny) - zero;
+        const bool draw_top = hr > he[k];
+        const double inv_top = draw_top ? inv_hr : inv_he[k];
+        const double low = draw_top ? he[k] : hr;
+        acc[k] += inv_top * (vmax(0.0, ent(J + dc[x]) - low) - (hj - low));
       });
     });
     // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
@@ -678,6 +674,20 @@ class CountTableState {
       for (std::int32_t k = 0; k < slots; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
     });
     std::copy(acc, acc + slots, out);
+  }
+
+  // for (i = 0; i < count; ++i) f(i), over threads_ threads. With one thread the loop runs
+  // inline: entering even a one-thread OpenMP region per item costs more than a short pass.
+  template <class F>
+  void parallel_for(std::int64_t count, F&& f) const {
+#ifdef _OPENMP
+    if (threads_ > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads_)
+      for (std::int64_t i = 0; i < count; ++i) f(i);
+      return;
+    }
+#endif
+    for (std::int64_t i = 0; i < count; ++i) f(i);
   }
 
   static constexpr std::size_t kCacheLine = 64;
