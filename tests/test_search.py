@@ -255,3 +255,23 @@ def test_threads_inside_a_run_do_not_change_the_result(loss, engine):
         assert one.info["runs"][0]["loss"] == other.info["runs"][0]["loss"]
     with pytest.raises(ValueError, match="inner_jobs"):
         salsox.salso(draws, loss, inner_jobs=0)
+
+
+@pytest.mark.parametrize("loss", ["VI", "NID", "omARI", "ID"])
+def test_zealous_updates_only_improve_each_run_and_keep_tables_exact(loss):
+    # Many draw clusters and small estimate clusters: rejected zealous updates are undone both
+    # by restoring a snapshot (large clusters) and by moving the members back (small ones).
+    rng = np.random.default_rng(0)
+    base = np.repeat(np.arange(6), 10)
+    draws = np.tile(base, (40, 1))
+    noisy = rng.random(draws.shape) < 0.3
+    draws[noisy] = rng.integers(0, 40, size=int(noisy.sum()))
+    plain = salsox.salso(draws, loss, max_zealous=0, n_runs=8, seed=11, n_jobs=1)
+    zealous = salsox.salso(draws, loss, n_runs=8, seed=11, n_jobs=2)
+    assert sum(r["zealous_attempts"] for r in zealous.info["runs"]) > 0
+    for before, after in zip(plain.info["runs"], zealous.info["runs"]):
+        # Same random stream up to the zealous phase, which only accepts improvements.
+        assert after["loss"] <= before["loss"] + 1e-12
+    best = zealous.info["runs"][zealous.info["best_run"]]
+    assert best["loss"] == pytest.approx(zealous.expected_loss, rel=1e-9, abs=1e-12)
+    assert zealous.expected_loss == pytest.approx(salsox.partition_loss(zealous.labels, draws, loss), rel=1e-12)
