@@ -265,13 +265,21 @@ class SalsoRun {
   // Reallocates item i; returns whether the partition changed.
   bool reallocate(std::int64_t i) {
     if constexpr (has_move<State>::value) {
-      // Scored in place; the table is touched only when the item moves.
+      // Scored in place; the table is touched only when the item moves. An item that chose to
+      // stay when the state was the one it is now would choose the same again (same scores,
+      // ties keep it): it is skipped, which leaves the search exactly as it was, only faster
+      // (typically the end of a scan's last pass).
+      if (stayed_[i] == version_) return false;
       const std::int32_t old = st_.label(i);
       const std::int32_t hole = st_.size(old) == 1 ? old : -1;
       control_.poll();
       st_.score_move(i, scores_.data());
       const std::int32_t k = pick(hole, old);
-      if (k == old) return false;
+      if (k == old) {
+        stayed_[i] = version_;
+        return false;
+      }
+      ++version_;
       st_.move(i, k);
       if (hole >= 0) st_.close_slot(hole);
       return true;
@@ -286,6 +294,9 @@ class SalsoRun {
   }
 
   std::int64_t sweeten() {
+    // Anything may have changed since the last sweetening (initialisation, zealous updates).
+    ++version_;
+    if (stayed_.size() != static_cast<std::size_t>(st_.n())) stayed_.assign(static_cast<std::size_t>(st_.n()), 0);
     std::int64_t scans = 0;
     for (;;) {
       if (opts_.max_scans > 0 && scans >= opts_.max_scans) break;
@@ -358,6 +369,10 @@ class SalsoRun {
   StopControl& control_;
   std::vector<double> scores_;
   std::vector<std::int64_t> order_;
+  // Sweetening: the state's version (bumped on every change) at which each item last chose
+  // to stay; versions start at 1 so that 0 means never.
+  std::uint64_t version_ = 0;
+  std::vector<std::uint64_t> stayed_;
 };
 
 // Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream
