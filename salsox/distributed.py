@@ -64,7 +64,10 @@ def run_on_dask(
     n_runs = options["n_runs"]
     # Two batches per worker balance uneven run times without much per-task overhead.
     ranges = batches(n_runs, 2 * len(workers))
-    scattered = client.scatter(payload, broadcast=True)
+    # hash=False: a key of its own per call. With content-hashed keys, a second search on the same
+    # draws reuses the first one's key, whose data the scheduler may release when that call's
+    # futures go ("lost dependencies").
+    scattered = client.scatter(payload, broadcast=True, hash=False)
     futures = [
         client.submit(_run_batch, chosen, scattered, loss, options, a, b, pure=False, retries=2)
         for a, b in ranges
