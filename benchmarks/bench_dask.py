@@ -45,12 +45,14 @@ def main() -> None:
             draws = salsox.Draws(load_draws(name))
             for loss in args.losses:
                 opts = dict(n_runs=args.runs, seed=args.seed)
-                t_local, local = best_time(lambda: salsox.salso(draws, loss, n_jobs=2, **opts), args.repeat)
+                t_local, local = best_time(
+                    lambda d=draws, lo=loss, o=opts: salsox.salso(d, lo, n_jobs=2, **o), args.repeat
+                )
                 t0 = time.perf_counter()
                 salsox.salso(draws, loss, n_jobs=1, client=client, **opts)
                 t_first = time.perf_counter() - t0
                 t_dask, remote = best_time(
-                    lambda: salsox.salso(draws, loss, n_jobs=1, client=client, **opts), args.repeat
+                    lambda d=draws, lo=loss, o=opts: salsox.salso(d, lo, n_jobs=1, client=client, **o), args.repeat
                 )
                 same = bool(np.array_equal(local.labels, remote.labels)) and local.expected_loss == remote.expected_loss
                 rows.append([name, loss, args.runs, t_local, t_first, t_dask, t_dask / t_local, t_dask - t_local,
