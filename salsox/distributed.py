@@ -32,12 +32,26 @@ def _run_batch(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any], s
     from .search import run_engine
 
     opts = dict(options)
+    if opts.get("n_jobs") == -1:
+        opts["n_jobs"] = _worker_threads()
     opts["n_runs"] = stop - start
     opts["first_run"] = start
     if opts.get("initial") is not None:
         opts["initial"] = np.ascontiguousarray(opts["initial"][start:stop])
         opts["initial_used"] = np.ascontiguousarray(opts["initial_used"][start:stop])
     return run_engine(chosen, payload, loss, opts)
+
+
+def _worker_threads() -> int:
+    """Threads of the Dask worker running this task (all cores when not on a worker)."""
+    from ._validation import check_n_jobs
+
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        return check_n_jobs(None)
 
 
 def run_on_dask(

@@ -187,7 +187,8 @@ def salso(
         Spread the runs over a Dask cluster (``pip install "salsox[dask]"``): the draws are
         scattered once, batches of runs execute on the workers with the C++ engine, and the
         best is kept. Run r uses the same random stream as locally, so a fixed seed gives the
-        identical estimate. Not available for general (ContingencyLoss) plugin losses.
+        identical estimate. Each task uses ``n_jobs`` threads on its worker (default: the
+        worker's thread count). Not available for general (ContingencyLoss) plugin losses.
     progress : bool or callable, optional
         Report progress while searching: ``True`` draws a :class:`~salsox.progress.ProgressBar`
         on stderr (runs done / total, best loss so far, elapsed time); a callable is called
@@ -292,6 +293,8 @@ def salso(
         if client is not None:
             from .distributed import run_on_dask
 
+            if n_jobs is None or n_jobs == -1:
+                options["n_jobs"] = -1  # each task: all of its worker's threads
             raw = run_on_dask(client, chosen, payload, loss, options, progress=report)
         else:
             raw = run_engine(chosen, payload, loss, {**options, "progress": report})

@@ -49,6 +49,19 @@ def test_repeated_cluster_searches_on_the_same_draws(client):
         np.testing.assert_array_equal(est.labels, local.labels)
 
 
+def test_default_threads_are_the_workers_own(client):
+    from salsox.distributed import _run_batch, _worker_threads
+
+    draws = salsox.Draws(load_draws("iris")[::10])
+    opts = dict(max_clusters=draws.max_clusters, n_runs=2, max_zealous=1, prob_sequential=0.5, max_scans=0,
+                seconds=0.0, n_jobs=-1, seed=0, inner_threads=0)
+    raw = client.submit(_run_batch, "counts", draws, salsox.VI(), opts, 0, 2, pure=False).result()
+    assert raw["runs_done"] == 2
+    assert client.submit(_worker_threads, pure=False).result() == 1  # the fixture's workers have 1 thread
+    est = salsox.salso(draws, "VI", seed=4, n_runs=4, client=client)  # n_jobs left to the workers
+    np.testing.assert_array_equal(est.labels, salsox.salso(draws, "VI", seed=4, n_runs=4, n_jobs=1).labels)
+
+
 def test_cluster_progress_is_reported_per_batch(client):
     draws = salsox.Draws(load_draws("galaxy")[::10])
     seen = []
