@@ -99,8 +99,12 @@ class ProgressBar:
 EngineCallback = Callable[[int, int, float, float], None]
 
 
-def engine_callback(progress: Union[None, bool, ProgressCallback]) -> Optional[EngineCallback]:
-    """The engine-side callable for ``salso``'s ``progress`` argument (None: no reports)."""
+def engine_callback(progress: Union[None, bool, ProgressCallback], scale: float = 1.0) -> Optional[EngineCallback]:
+    """The engine-side callable for ``salso``'s ``progress`` argument (None: no reports).
+
+    ``scale`` converts the engine's losses to the loss's own scale (the engine works with unit
+    costs for Binder and VI).
+    """
     if progress is None or progress is False:
         return None
     if progress is True:
@@ -110,7 +114,7 @@ def engine_callback(progress: Union[None, bool, ProgressCallback]) -> Optional[E
     user = progress
 
     def report(done: int, total: int, best: float, seconds: float) -> None:
-        user(SearchProgress(int(done), int(total), float(best), float(seconds)))
+        user(SearchProgress(int(done), int(total), float(best) * scale, float(seconds)))
 
     return report
 

@@ -241,7 +241,7 @@ def salso(
     prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
     inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1)
     bar = ProgressBar() if progress is True else progress
-    report = engine_callback(bar)
+    report = engine_callback(bar, scale=getattr(loss, "_scale", 1.0))
     options: Dict[str, Any] = dict(
         inner_threads=inner,
         max_clusters=kd,

@@ -68,6 +68,15 @@ def test_reports_and_estimate_unchanged(galaxy, loss, engine, n_jobs):
     assert est.expected_loss == plain.expected_loss
 
 
+@pytest.mark.parametrize("loss", [salsox.VI(a=0.5, b=1.0), salsox.Binder(a=2.0, b=1.0), salsox.VI(a=3.0, b=2.0)])
+def test_best_loss_is_reported_in_the_loss_own_scale(galaxy, loss):
+    # The engine works with unit costs; reports must be in the loss's scale, like expected_loss.
+    seen = []
+    est = salsox.salso(galaxy, loss, seed=3, n_runs=4, n_jobs=1, engine="counts" if loss.name == "binder" else None,
+                       progress=seen.append)
+    _check_reports(seen, est, 4)
+
+
 def test_python_loss_path_reports_progress():
     draws = load_draws("iris")[::20]
     seen = []
