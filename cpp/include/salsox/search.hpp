@@ -2,7 +2,10 @@
 // sequential allocation or random labels, sweetening scans, zealous updates, recording; and the
 // multi-run driver. Written once against the State concept:
 //   clear(), add(i, k), remove(i), close_slot(k), score(i, out), expected_loss(),
-//   slots(), size(k), label(i), labels(), rebuild(labels), n(), max_clusters().
+//   slots(), size(k), label(i), labels(), rebuild(labels), n(), max_clusters();
+// and optionally (see has_move, has_snapshot) score_move(i, out) / move(i, k) for in-place
+// scans, and release_slot(k) / snapshot() / restore() / prefers_table_pass(m) for cheap
+// zealous updates.
 #pragma once
 #include <atomic>
 #include <chrono>
