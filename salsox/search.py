@@ -323,18 +323,8 @@ def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -
 
 
 def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:
-    """Bytes one search thread's count-table state takes (mirrors CountTableState)."""
-    rows = int(np.sum(d.clusters_per_draw, dtype=np.int64))
-    tracked = not (isinstance(loss, CountLoss) and loss.name in ("binder", "VI"))
-    count_bytes = 1 if d.n_items < 256 else 2 if d.n_items < 65536 else 4
-    row_bytes = (kd + tracked) * count_bytes
-    # Rows are padded to a power of two up to a cache line, to whole lines beyond.
-    row_bytes = 1 << max(0, (row_bytes - 1).bit_length()) if row_bytes <= 64 else -(-row_bytes // 64) * 64
-    # The table and its zealous-update snapshot, labels and sizes (twice), per-draw sums (twice).
-    per_thread = 2 * rows * row_bytes + 2 * 4 * d.n_items + 2 * 8 * (kd + 1)
-    if tracked:
-        per_thread += 2 * 16 * d.n_draws
-    return per_thread
+    """Bytes one search thread's count-table state takes (as the engine sizes it)."""
+    return int(_core.count_table_bytes(d._core, kd, loss._count_loss(d.n_items)))  # type: ignore[attr-defined]
 
 
 def _estimate_from(

@@ -172,6 +172,16 @@ PYBIND11_MODULE(_core, m) {
       py::arg("draws"), py::arg("n_jobs") = 1);
 
   m.def(
+      "count_table_bytes",
+      [](const CompactDraws& draws, std::int32_t max_clusters, const CountLoss& loss) {
+        std::int64_t rows = 0;
+        for (const auto k : draws.clusters_per_draw()) rows += k;
+        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive());
+      },
+      py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),
+      "Bytes one search thread's count-table state takes.");
+
+  m.def(
       "salso_counts",
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,

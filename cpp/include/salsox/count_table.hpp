@@ -83,6 +83,18 @@ class CountTableState {
     }
   }
 
+  // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
+  // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
+  // labels and sizes (and theirs), the per-draw sums (theirs, and the sorted entropies).
+  static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
+                          bool tracked) {
+    const double line = kCacheLine;
+    const double table = static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) *
+                         sizeof(Count) + 2 * line;
+    const double per_draw = tracked ? 6.0 * 8.0 * static_cast<double>(H) : 0.0;
+    return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw;
+  }
+
   CountTableState(const CountTableState&) = delete;
   CountTableState& operator=(const CountTableState&) = delete;
 
@@ -749,5 +761,13 @@ class CountTableState {
   std::int32_t snap_q_ = 0;
   std::int64_t snap_m_ = 0;
 };
+
+// CountTableState::footprint with the count width the engine picks for n items.
+inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
+                                bool tracked) {
+  return with_count_type(n, [&](auto count) {
+    return CountTableState<std::uint8_t, decltype(count)>::footprint(rows, H, n, max_clusters, tracked);
+  });
+}
 
 }  // namespace salsox
