@@ -100,16 +100,15 @@ EngineCallback = Callable[[int, int, float, float], None]
 
 
 def engine_callback(progress: Union[None, bool, ProgressCallback], scale: float = 1.0) -> Optional[EngineCallback]:
-    """The engine-side callable for ``salso``'s ``progress`` argument (None: no reports).
+    """The engine-side callable for ``salso``'s ``progress`` argument once ``True`` has become a
+    :class:`ProgressBar` (None or False: no reports).
 
     ``scale`` converts the engine's losses to the loss's own scale (the engine works with unit
     costs for Binder and VI).
     """
     if progress is None or progress is False:
         return None
-    if progress is True:
-        progress = ProgressBar()
-    if not callable(progress):
+    if progress is True or not callable(progress):
         raise TypeError(f"progress must be None, a bool or a callable, got {type(progress).__name__}")
     user = progress
 
