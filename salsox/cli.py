@@ -456,11 +456,13 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     summary = summarize(labels, draws, loss, n_jobs=args.jobs)
     if args.plot is not None:
         _plot_summary(summary, args.plot, args.kind, args.dpi, data)
-    if args.json:
-        _write(json.dumps(_jsonable(summary.to_dict())), args.out)
-    else:
-        _write(summary.to_text(), args.out)
+    _write_report(summary, args)
     return 0
+
+
+def _write_report(report: Any, args: argparse.Namespace) -> None:
+    """A Summary or CredibleBall: its to_dict() as JSON with --json, else its to_text()."""
+    _write(json.dumps(_jsonable(report.to_dict())) if args.json else report.to_text(), args.out)
 
 
 def _cmd_ball(args: argparse.Namespace) -> int:
@@ -469,10 +471,7 @@ def _cmd_ball(args: argparse.Namespace) -> int:
     draws = _load_draws(args)
     labels, _ = _estimate_or_labels(args, draws)
     ball = credible_ball(labels, draws, args.distance, args.level, n_jobs=args.jobs)
-    if args.json:
-        _write(json.dumps(_jsonable(ball.to_dict())), args.out)
-    else:
-        _write(ball.to_text(), args.out)
+    _write_report(ball, args)
     return 0
 
 
