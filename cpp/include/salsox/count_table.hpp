@@ -21,6 +21,14 @@
 #include "count_loss.hpp"
 #include "draws.hpp"
 
+// The per-draw bodies of the scores are lambdas called once per draw; compilers that would
+// otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
+#if defined(__GNUC__) || defined(__clang__)
+#define SALSOX_INLINE __attribute__((always_inline))
+#else
+#define SALSOX_INLINE
+#endif
+
 namespace salsox {
 
 // Index of the lowest set bit of a nonzero word.
@@ -138,18 +146,26 @@ class CountTableState {
   void add(std::int64_t i, std::int32_t k) {
     hr_valid_ = false;
     const Label* lab = d_.item(i);
+    const std::int64_t* base = d_.base;
+    const std::int64_t stride = stride_;
+    Count* cnt = cnt_;
     if (track_stats_) {
-      parallel_for(d_.H, [&](std::int64_t h) {
-        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const std::int32_t kd = kd_;
+      double* D = D_.data();
+      double* J = J_.data();
+      const double* ddraw = ddraw_.data();
+      const double* dcell = dcell_.data();
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         const Count c = row[k]++;
-        const Count s = row[kd_]++;
-        D_[h] += ddraw_[s];
-        J_[h] += dcell_[c];
+        const Count s = row[kd]++;
+        D[h] += ddraw[s];
+        J[h] += dcell[c];
       });
       E_ += dest_[size_[k]];
     } else {
-      Count* col = cnt_ + k;
-      parallel_for(d_.H, [&](std::int64_t h) { ++col[(d_.base[h] + lab[h]) * stride_]; });
+      Count* col = cnt + k;
+      parallel_for(d_.H, [=](std::int64_t h) { ++col[(base[h] + lab[h]) * stride]; });
     }
     if (k == q_) ++q_;
     ++size_[k];
@@ -162,18 +178,26 @@ class CountTableState {
     hr_valid_ = false;
     const std::int32_t k = est_[i];
     const Label* lab = d_.item(i);
+    const std::int64_t* base = d_.base;
+    const std::int64_t stride = stride_;
+    Count* cnt = cnt_;
     if (track_stats_) {
-      parallel_for(d_.H, [&](std::int64_t h) {
-        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const std::int32_t kd = kd_;
+      double* D = D_.data();
+      double* J = J_.data();
+      const double* ddraw = ddraw_.data();
+      const double* dcell = dcell_.data();
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         const Count c = --row[k];
-        const Count s = --row[kd_];
-        D_[h] -= ddraw_[s];
-        J_[h] -= dcell_[c];
+        const Count s = --row[kd];
+        D[h] -= ddraw[s];
+        J[h] -= dcell[c];
       });
       E_ -= dest_[size_[k] - 1];
     } else {
-      Count* col = cnt_ + k;
-      parallel_for(d_.H, [&](std::int64_t h) { --col[(d_.base[h] + lab[h]) * stride_]; });
+      Count* col = cnt + k;
+      parallel_for(d_.H, [=](std::int64_t h) { --col[(base[h] + lab[h]) * stride]; });
     }
     --size_[k];
     --m_;
@@ -204,17 +228,22 @@ class CountTableState {
     const std::int32_t old = est_[i];
     if (k == old) return;
     const Label* lab = d_.item(i);
+    const std::int64_t* base = d_.base;
+    const std::int64_t stride = stride_;
+    Count* cnt = cnt_;
     if (track_stats_) {
-      parallel_for(d_.H, [&](std::int64_t h) {
-        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      double* J = J_.data();
+      const double* dcell = dcell_.data();
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         const Count gone = --row[old];
         const Count came = row[k]++;
-        J_[h] += dcell_[came] - dcell_[gone];
+        J[h] += dcell[came] - dcell[gone];
       });
       E_ += dest_[size_[k]] - dest_[size_[old] - 1];
     } else {
-      parallel_for(d_.H, [&](std::int64_t h) {
-        Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         --row[old];
         ++row[k];
       });
@@ -520,14 +549,14 @@ class CountTableState {
     const double* he = he_.data();
     std::int32_t* nz = nz_.data();
     const std::int32_t q = q_;
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
       const double hr = ent(Dn), hj = ent(J);
       const bool live = hj > ent.tiny;
       const double inv = live ? 1.0 / hj : 0.0;
       const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
       s_const += zero_const;
       s_inv += inv;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
         const int x = row[k] - (k == dec);
         acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
       });
@@ -558,7 +587,7 @@ class CountTableState {
       std::fill(bucket_n_.begin(), bucket_n_.begin() + q_ + 2, 0);
       std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
     }
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
       const double hr = ent(Dn), hj = ent(J);
       if (!fixed_hr) {
         const std::int32_t b = bucket(hr);
@@ -566,7 +595,7 @@ class CountTableState {
         bucket_a_[b] += hr;
       }
       s_hj += hj;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
         const int x = row[k] - (k == dec);
         acc[k] += CountLoss::id_of(hr, he[k], ent(J + dc[x])) - (hj - vmin(hr, he[k]));
       });
@@ -618,14 +647,14 @@ class CountTableState {
     const double* inv_he = inv_he_.data();
     std::int32_t* nz = nz_.data();
     const std::int32_t q = q_;
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) {
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
       const double hr = ent(Dn), hj = ent(J);
       const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
       const std::int32_t b = bucket(hr);
       bucket_a_[b] += hj - hr;
       bucket_b_[b] += hj * inv_hr;
       bucket_c_[b] += inv_hr;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) {
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
         // With top = max(Hr, He) and low = min(Hr, He), NID = max(0, Hj - low) / top (0 when
         // top is negligible, where 1 / top is stored as 0), and the zero cell's (Hj - low) / top.
         const int x = row[k] - (k == dec);
@@ -679,7 +708,7 @@ class CountTableState {
       return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
     };
     double* Xk = e_x_.data();
-    for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) {
+    for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) SALSOX_INLINE {
       // Gathering the joint sums first keeps the division loop free of table lookups.
       for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
       Xk[q_] = X;
@@ -690,8 +719,11 @@ class CountTableState {
 
   // for (i = 0; i < count; ++i) f(i), over threads_ threads. With one thread the loop runs
   // inline: entering even a one-thread OpenMP region per item costs more than a short pass.
+  // The table updates pass lambdas that capture plain values ([=]): run on a private copy
+  // whose address never escapes, their pointers stay in registers even though every count
+  // store, being a char-sized store, may alias anything in memory.
   template <class F>
-  void parallel_for(std::int64_t count, F&& f) const {
+  void parallel_for(std::int64_t count, const F& f) const {
 #ifdef _OPENMP
     if (threads_ > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads_)
@@ -699,7 +731,8 @@ class CountTableState {
       return;
     }
 #endif
-    for (std::int64_t i = 0; i < count; ++i) f(i);
+    F local = f;
+    for (std::int64_t i = 0; i < count; ++i) local(i);
   }
 
   static constexpr std::size_t kCacheLine = 64;
