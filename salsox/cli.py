@@ -611,7 +611,9 @@ def _add_search(p: argparse.ArgumentParser) -> None:
         help="cap on the number of clusters (default: most clusters in any draw)",
     )
     p.add_argument("--runs", type=_positive_int("--runs"), default=16, help="independent runs (default 16)")
-    p.add_argument("--max-zealous", type=int, default=None, help="zealous updates per run (default 10)")
+    p.add_argument(
+        "--max-zealous", type=int, default=None, help="clusters tried per round of zealous updates (default 10)"
+    )
     p.add_argument("--seconds", type=float, default=None, help="time budget: no run starts after it")
     p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same estimate)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or spinner on stderr")

@@ -149,7 +149,9 @@ def salso(
     n_runs : int, default 16
         Independent runs; the best is kept.
     max_zealous : int, default 10
-        Maximum zealous updates per run (0 disables them).
+        Clusters tried per round of zealous updates (0 disables them). A round in which an
+        update is accepted is followed by sweetening and a new round, until a round accepts
+        none, so ``info["zealous_attempts"]`` can exceed it.
     prob_sequential : float, default 0.5
         Probability that a run starts by sequential allocation rather than random labels.
     max_scans : int, optional
