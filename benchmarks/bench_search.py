@@ -15,6 +15,8 @@ import argparse
 import salsox
 from _common import DATASETS, best_time, load_draws, loss_of, print_table, reference_rows
 
+TARGET = 3.0  # salsox at one thread at least this many times faster than R on one core
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -51,6 +53,9 @@ def main() -> None:
     print(f"16 runs, defaults, seed={args.seed}; R: best of 128 runs, 16-run time on one core")
     print_table(headers, rows)
     print(f"worst quality vs R best: {100 * worst_quality:+.3f}%   slowest speed-up vs R: {slowest:.2f}x")
+    below = [f"{r[0]} {r[1]} ({r[9]:.2f}x)" for r in rows if r[9] < TARGET]
+    print(f"at least {TARGET:g}x faster than R on {len(rows) - len(below)} of {len(rows)} rows", end="")
+    print(f"; below: {', '.join(below)} (why: docs/comparison.md)" if below else "")
 
 
 if __name__ == "__main__":
