@@ -115,7 +115,8 @@ def is_local_minimum(labels: np.ndarray, draws: np.ndarray, loss, cap: int) -> b
     return bool(np.all(values >= current - 1e-12))
 
 
-@pytest.mark.parametrize("loss", ["VI", "binder", "NID"])
+# Every count-table score (each loss has its own) must rank moves as the true loss does.
+@pytest.mark.parametrize("loss", ["VI", "binder", "NID", "ID", "NVI", "omARI", salsox.VI(a=2 / 3, b=4 / 3)], ids=str)
 def test_rastelli_friel_mode_is_a_greedy_search_to_a_local_minimum(loss):
     draws = load_draws("iris")[::5]
     kd = max(len(np.unique(r)) for r in draws)

@@ -114,8 +114,8 @@ class CountTableState {
   std::int64_t size(std::int32_t k) const { return size_[k]; }
   std::int32_t label(std::int64_t i) const { return est_[i]; }
   const std::vector<std::int32_t>& labels() const { return est_; }
-  // Threads used inside one run, over draws: add, remove and the Binder/VI/tabulated scores.
-  // Results do not depend on it. Other losses score on one thread.
+  // Threads used inside one run, over draws: add, remove, the Binder/VI/tabulated scores and
+  // the cell sums of ID scans. Results do not depend on it. Other scores run on one thread.
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
   const Count* counts() const { return cnt_; }
@@ -394,14 +394,25 @@ class CountTableState {
   }
 
   // H dE(n_.k) + sum_h dJ(n_{c_h(i) k}), dE and dJ tabulated differences (for VI the paper's
-  // f(n) = n log n - (n - 1) log(n - 1)). With item i virtually removed from slot `old_`, that
-  // slot's cells are read one lower, on the side.
+  // f(n) = n log n - (n - 1) log(n - 1)), the cell sums from cell_sums.
   void score_additive(std::int64_t i, double* out) {
-    if (old_ >= 0) score_additive_impl<true>(i, out);
-    else score_additive_impl<false>(i, out);
+    const double* acc = cell_sums(i);
+    const double H = static_cast<double>(d_.H);
+    const double we = loss_.est_weight(), wc = loss_.cell_weight();
+    for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[sz(k)] + wc * acc[k];
+    out[q_] = H * (we * dest_[0] + wc * dcell_[0]);
+  }
+
+  // acc[k] = sum_h dcell(x_hk) for the slots k < q, x_hk the count of item i's draw cluster in
+  // slot k; with item i virtually removed from slot `old_`, that slot's cells are read one
+  // lower, on the side. Returns acc_ (valid until the next score).
+  const double* cell_sums(std::int64_t i) {
+    if (old_ >= 0) cell_sums_impl<true>(i);
+    else cell_sums_impl<false>(i);
+    return acc_.data();
   }
   template <bool kMove>
-  void score_additive_impl(std::int64_t i, double* out) {
+  void cell_sums_impl(std::int64_t i) {
     const Label* lab = d_.item(i);
     const double* dc = dcell_.data();
     const std::int32_t q = q_;
@@ -437,10 +448,6 @@ class CountTableState {
     for (std::int64_t c = 0; c < chunks; ++c)
       for (std::int32_t k = 0; k <= q; ++k) acc[k] += part_[c * (q + 1) + k];
     if (old_ >= 0) acc[old_] = acc[q];
-    const double H = static_cast<double>(d_.H);
-    const double we = loss_.est_weight(), wc = loss_.cell_weight();
-    for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[sz(k)] + wc * acc[k];
-    out[q_] = H * (we * dest_[0] + wc * dc[0]);
   }
 
   // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
@@ -565,46 +572,48 @@ class CountTableState {
     out[q_] = s_const - he_[q_] * s_inv;
   }
 
-  // ID = max(Hr, He) - Hr - He + Hj, i.e. Hj - min(Hr, He) in a zero cell. Bucketing draws by
-  // where Hr falls among the sorted He gives every slot's sum of min(Hr, He) in O(q).
+  // ID = max(Hr, He) - (Hr + He - Hj) = Hj - min(Hr, He) in every draw. With item i in slot k
+  // the joint entropy is the one without it, Hj_h (the same for every slot), less
+  // dcell(x_hk) / m for the cell it joins (dcell(0) = 0). Up to that constant, slot k scores
+  //   -sum_h min(Hr_h, He_k) - sum_h dcell(x_hk) / m:
+  // the second sum is VI's cell sums (cell_sums, one dense pass), the first takes O(q) once
+  // the draws are bucketed by where Hr falls among the sorted He. (The loss's clamps at 0
+  // never act: a joint entropy is at least either marginal.)
   void score_id(std::int64_t i, double* out) {
     const EntropyScale ent(static_cast<double>(ms_));
     slot_entropies(ent);
     sort_slots();
-    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
-    const double* dc = dcell_.data();
-    double s_hj = 0.0;
-    double* acc = acc_.data();
-    const double* he = he_.data();
-    std::int32_t* nz = nz_.data();
     const std::int32_t q = q_;
-    // Scoring an allocated item (a scan), every draw entropy Hr is fixed by the state: the draws
-    // below each slot come from the sorted Hr (draw_entropies), not from a pass.
     const bool fixed_hr = old_ >= 0;
+    const double* cells;
     if (fixed_hr) {
+      // Scoring an allocated item (a scan), every draw entropy Hr is fixed by the state: the
+      // draws below each slot come from the sorted Hr (draw_entropies), not from a pass.
       draw_entropies(ent);
+      cells = cell_sums(i);
     } else {
-      std::fill(bucket_n_.begin(), bucket_n_.begin() + q_ + 2, 0);
-      std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
-    }
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
-      const double hr = ent(Dn), hj = ent(J);
-      if (!fixed_hr) {
+      // An unallocated item joins its draw clusters, so Hr depends on it: one pass buckets the
+      // draws and sums the cells.
+      std::fill(bucket_n_.begin(), bucket_n_.begin() + q + 2, 0);
+      std::fill(bucket_a_.begin(), bucket_a_.begin() + q + 2, 0.0);
+      std::fill(acc_.begin(), acc_.begin() + q + 1, 0.0);
+      double* acc = acc_.data();
+      const double* dc = dcell_.data();
+      for_each_draw(i, [&](double Dn, double, const Count* row, std::int32_t) SALSOX_INLINE {
+        const double hr = ent(Dn);
         const std::int32_t b = bucket(hr);
         ++bucket_n_[b];
         bucket_a_[b] += hr;
-      }
-      s_hj += hj;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        const int x = row[k] - (k == dec);
-        acc[k] += CountLoss::id_of(hr, he[k], ent(J + dc[x])) - (hj - vmin(hr, he[k]));
+        for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
       });
-    });
+      cells = acc;
+    }
     // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He (the draws in buckets
     // <= p) + He times the number of draws above.
+    const double H = static_cast<double>(d_.H);
     std::int64_t below_n = 0;
     double below_hr = 0.0;
-    for (std::int32_t p = 0; p <= q_; ++p) {
+    for (std::int32_t p = 0; p <= q; ++p) {
       if (fixed_hr) {
         below_n = std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[p]) - hr_sorted_.begin();
         below_hr = hr_prefix_[below_n];
@@ -613,7 +622,8 @@ class CountTableState {
         below_hr += bucket_a_[p];
       }
       const std::int32_t k = order_[p];
-      out[k] = s_hj - below_hr - sorted_he_[p] * static_cast<double>(d_.H - below_n) + acc_[k];
+      const double cell = k < q ? cells[k] : H * dcell_[0];
+      out[k] = -(below_hr + sorted_he_[p] * static_cast<double>(d_.H - below_n)) - ent.inv_m * cell;
     }
   }
 
@@ -655,13 +665,12 @@ class CountTableState {
       bucket_b_[b] += hj * inv_hr;
       bucket_c_[b] += inv_hr;
       for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        // With top = max(Hr, He) and low = min(Hr, He), NID = max(0, Hj - low) / top (0 when
-        // top is negligible, where 1 / top is stored as 0), and the zero cell's (Hj - low) / top.
+        // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
+        // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
+        // entropy being at least either marginal). In a cell the item joins, Hj is lower than
+        // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
         const int x = row[k] - (k == dec);
-        const bool draw_top = hr > he[k];
-        const double inv_top = draw_top ? inv_hr : inv_he[k];
-        const double low = draw_top ? he[k] : hr;
-        acc[k] += inv_top * (vmax(0.0, ent(J + dc[x]) - low) - (hj - low));
+        acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
       });
     });
     // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
@@ -671,7 +680,7 @@ class CountTableState {
       above_b += bucket_b_[p + 1];
       above_c += bucket_c_[p + 1];
       const std::int32_t k = order_[p];
-      out[k] = above_b - sorted_he_[p] * above_c + acc_[k];
+      out[k] = above_b - sorted_he_[p] * above_c - ent.inv_m * acc_[k];
     }
     double below_a = 0.0;
     for (std::int32_t p = 0; p <= q_; ++p) {
