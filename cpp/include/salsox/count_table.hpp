@@ -627,15 +627,34 @@ class CountTableState {
     }
   }
 
-  // Every draw's entropy Hr with all items allocated, sorted, and their prefix sums; kept until
-  // the draw sums D_h change (add, remove, release_slot, restore, clear).
+  // Every draw's entropy Hr with all items allocated (and 1 / Hr, 0 when negligible), by draw
+  // and sorted, each draw's rank in that order, and the prefix sums of the sorted Hr; kept
+  // until the draw sums D_h change (add, remove, release_slot, restore, clear).
   void draw_entropies(const EntropyScale& ent) {
     if (hr_valid_) return;
-    hr_sorted_.resize(static_cast<std::size_t>(d_.H));
-    for (std::int64_t h = 0; h < d_.H; ++h) hr_sorted_[h] = ent(D_[h]);
-    std::sort(hr_sorted_.begin(), hr_sorted_.end());
-    hr_prefix_.assign(static_cast<std::size_t>(d_.H) + 1, 0.0);
-    for (std::int64_t h = 0; h < d_.H; ++h) hr_prefix_[h + 1] = hr_prefix_[h] + hr_sorted_[h];
+    const auto H = static_cast<std::size_t>(d_.H);
+    hr_draw_.resize(H);
+    inv_hr_draw_.resize(H);
+    for (std::size_t h = 0; h < H; ++h) {
+      hr_draw_[h] = ent(D_[h]);
+      inv_hr_draw_[h] = hr_draw_[h] > ent.tiny ? 1.0 / hr_draw_[h] : 0.0;
+    }
+    by_hr_.resize(H);
+    for (std::size_t h = 0; h < H; ++h) by_hr_[h] = static_cast<std::int64_t>(h);
+    std::sort(by_hr_.begin(), by_hr_.end(), [this](std::int64_t x, std::int64_t y) {
+      return hr_draw_[x] < hr_draw_[y] || (hr_draw_[x] == hr_draw_[y] && x < y);
+    });
+    hr_sorted_.resize(H);
+    inv_hr_sorted_.resize(H);
+    rank_.resize(H);
+    hr_prefix_.assign(H + 1, 0.0);
+    for (std::size_t r = 0; r < H; ++r) {
+      const auto h = static_cast<std::size_t>(by_hr_[r]);
+      hr_sorted_[r] = hr_draw_[h];
+      inv_hr_sorted_[r] = inv_hr_draw_[h];
+      rank_[h] = static_cast<std::int64_t>(r);
+      hr_prefix_[r + 1] = hr_prefix_[r] + hr_sorted_[r];
+    }
     hr_valid_ = true;
   }
 
@@ -657,22 +676,61 @@ class CountTableState {
     const double* inv_he = inv_he_.data();
     std::int32_t* nz = nz_.data();
     const std::int32_t q = q_;
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
-      const double hr = ent(Dn), hj = ent(J);
-      const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-      const std::int32_t b = bucket(hr);
-      bucket_a_[b] += hj - hr;
-      bucket_b_[b] += hj * inv_hr;
-      bucket_c_[b] += inv_hr;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
-        // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
-        // entropy being at least either marginal). In a cell the item joins, Hj is lower than
-        // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
-        const int x = row[k] - (k == dec);
-        acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
+    auto cell = [&](std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
+      // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
+      // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
+      // entropy being at least either marginal). In a cell the item joins, Hj is lower than
+      // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
+      acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
+    };
+    if (old_ >= 0) {
+      // A scan: every Hr is fixed by the state (draw_entropies), and the draws of a bucket are
+      // a run of the draws sorted by Hr. The pass records each draw's Hj at its rank; the
+      // bucket sums are then taken in rank order.
+      draw_entropies(ent);
+      hj_by_rank_.resize(static_cast<std::size_t>(d_.H));
+      double* hj_at = hj_by_rank_.data();
+      const std::int64_t* rank = rank_.data();
+      const double* hr_of = hr_draw_.data();
+      const double* inv_hr_of = inv_hr_draw_.data();
+      const Label* lab = d_.item(i);
+      const std::int32_t dec = old_;
+      for (std::int64_t h = d_.H - 1; h >= 0; --h) {
+        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        hj_at[rank[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
+        const double hr = hr_of[h], inv_hr = inv_hr_of[h];
+        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+          cell(k, row[k] - (k == dec), hr, inv_hr);
+        });
+      }
+      std::int64_t r = 0;
+      for (std::int32_t b = 0; b <= q + 1; ++b) {
+        const std::int64_t end =
+            b <= q ? std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[b]) - hr_sorted_.begin()
+                   : d_.H;
+        double sa = 0.0, sb = 0.0, sc = 0.0;
+        for (; r < end; ++r) {
+          sa += hj_at[r] - hr_sorted_[r];
+          sb += hj_at[r] * inv_hr_sorted_[r];
+          sc += inv_hr_sorted_[r];
+        }
+        bucket_a_[b] = sa;
+        bucket_b_[b] = sb;
+        bucket_c_[b] = sc;
+      }
+    } else {
+      for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
+        const double hr = ent(Dn), hj = ent(J);
+        const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+        const std::int32_t b = bucket(hr);
+        bucket_a_[b] += hj - hr;
+        bucket_b_[b] += hj * inv_hr;
+        bucket_c_[b] += inv_hr;
+        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+          cell(k, row[k] - (k == dec), hr, inv_hr);
+        });
       });
-    });
+    }
     // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
     // would cancel badly when some Hr are small).
     double above_b = 0.0, above_c = 0.0;
@@ -791,9 +849,12 @@ class CountTableState {
   std::int32_t old_ = -1;
   double Es_ = 0.0;
   std::int64_t ms_ = 0;
-  // Sorted draw entropies for score_id (see draw_entropies).
-  std::vector<double> hr_sorted_, hr_prefix_;
+  // Draw entropies for the ID and NID scans (see draw_entropies).
+  std::vector<double> hr_draw_, inv_hr_draw_, hr_sorted_, inv_hr_sorted_, hr_prefix_;
+  std::vector<std::int64_t> by_hr_, rank_;
   bool hr_valid_ = false;
+  // Scratch for score_nid: each draw's joint entropy, at the draw's rank.
+  std::vector<double> hj_by_rank_;
   // The state saved by snapshot().
   std::vector<Count> snap_cnt_;
   std::vector<std::int32_t> snap_est_;
