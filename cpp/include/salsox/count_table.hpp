@@ -93,13 +93,14 @@ class CountTableState {
 
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
-  // labels and sizes (and theirs), the per-draw sums (theirs, and the sorted entropies).
+  // labels and sizes (and theirs), the per-draw sums (and theirs) and the draw entropies of
+  // draw_entropies and score_nid (eight 8-byte values per draw).
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                           bool tracked) {
     const double line = kCacheLine;
     const double table = static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) *
                          sizeof(Count) + 2 * line;
-    const double per_draw = tracked ? 6.0 * 8.0 * static_cast<double>(H) : 0.0;
+    const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) : 0.0;
     return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw;
   }
 
