@@ -145,29 +145,8 @@ class CountTableState {
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
-    hr_valid_ = false;
-    const Label* lab = d_.item(i);
-    const std::int64_t* base = d_.base;
-    const std::int64_t stride = stride_;
-    Count* cnt = cnt_;
-    if (track_stats_) {
-      const std::int32_t kd = kd_;
-      double* D = D_.data();
-      double* J = J_.data();
-      const double* ddraw = ddraw_.data();
-      const double* dcell = dcell_.data();
-      parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h]) * stride;
-        const Count c = row[k]++;
-        const Count s = row[kd]++;
-        D[h] += ddraw[s];
-        J[h] += dcell[c];
-      });
-      E_ += dest_[size_[k]];
-    } else {
-      Count* col = cnt + k;
-      parallel_for(d_.H, [=](std::int64_t h) { ++col[(base[h] + lab[h]) * stride]; });
-    }
+    shift_item<true>(i, k);
+    if (track_stats_) E_ += dest_[size_[k]];
     if (k == q_) ++q_;
     ++size_[k];
     ++m_;
@@ -176,30 +155,9 @@ class CountTableState {
 
   // Takes item i out of its slot; the slot may be left empty (see close_slot).
   void remove(std::int64_t i) {
-    hr_valid_ = false;
     const std::int32_t k = est_[i];
-    const Label* lab = d_.item(i);
-    const std::int64_t* base = d_.base;
-    const std::int64_t stride = stride_;
-    Count* cnt = cnt_;
-    if (track_stats_) {
-      const std::int32_t kd = kd_;
-      double* D = D_.data();
-      double* J = J_.data();
-      const double* ddraw = ddraw_.data();
-      const double* dcell = dcell_.data();
-      parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h]) * stride;
-        const Count c = --row[k];
-        const Count s = --row[kd];
-        D[h] -= ddraw[s];
-        J[h] -= dcell[c];
-      });
-      E_ -= dest_[size_[k] - 1];
-    } else {
-      Count* col = cnt + k;
-      parallel_for(d_.H, [=](std::int64_t h) { --col[(base[h] + lab[h]) * stride]; });
-    }
+    shift_item<false>(i, k);
+    if (track_stats_) E_ -= dest_[size_[k] - 1];
     --size_[k];
     --m_;
     est_[i] = -1;
@@ -253,6 +211,40 @@ class CountTableState {
     --size_[old];
     ++size_[k];
     est_[i] = k;
+  }
+
+  // The table side of add (kAdd) and remove: in every draw, item i's row gains (loses) one count
+  // in slot k and in the allocated-items column, and the per-draw sums follow. Values are
+  // captured ([=]) so that the pointers stay in registers (see parallel_for).
+  template <bool kAdd>
+  void shift_item(std::int64_t i, std::int32_t k) {
+    hr_valid_ = false;
+    const Label* lab = d_.item(i);
+    const std::int64_t* base = d_.base;
+    const std::int64_t stride = stride_;
+    Count* cnt = cnt_;
+    if (track_stats_) {
+      const std::int32_t kd = kd_;
+      double* D = D_.data();
+      double* J = J_.data();
+      const double* ddraw = ddraw_.data();
+      const double* dcell = dcell_.data();
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count* row = cnt + (base[h] + lab[h]) * stride;
+        // The tabulated differences are taken at the lower of the two counts.
+        const Count c = kAdd ? row[k]++ : --row[k];
+        const Count s = kAdd ? row[kd]++ : --row[kd];
+        D[h] += kAdd ? ddraw[s] : -ddraw[s];
+        J[h] += kAdd ? dcell[c] : -dcell[c];
+      });
+    } else {
+      Count* col = cnt + k;
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count& x = col[(base[h] + lab[h]) * stride];
+        if (kAdd) ++x;
+        else --x;
+      });
+    }
   }
 
   // Takes every item out of slot k in one sequential pass over the table (cheaper than removing
