@@ -15,6 +15,7 @@ from ._validation import (
     check_n_jobs,
     check_probability,
     check_seed,
+    relabel_rows,
 )
 from .draws import Draws
 from .evaluation import PSM, _check_square_memory, _losses, as_truth, psm
@@ -373,7 +374,9 @@ def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = N
         raise ValueError("dlso needs draws, not a PSM")
     jobs = check_n_jobs(n_jobs)
     start = time.perf_counter()
-    candidates = np.stack([truth.draw(h) for h in range(truth.n_draws)]).astype(np.int32)
+    # Draws with sparse labels are stored relabelled in value order; the loss engines take
+    # estimates labelled in order of first appearance.
+    candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))
     values = _losses(candidates, truth, loss, jobs)
     best = int(np.argmin(values))
     labels, _ = as_label_matrix(candidates[best], "labels")

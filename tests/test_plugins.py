@@ -606,3 +606,14 @@ def test_failing_initializer_gives_a_clean_error(small, runtime, mode, n_jobs):
     with pytest.raises(PluginError, match=f"initializer plugin 'bad-init-{mode}'.*{message}"):
         salsox.salso(small, "VI", initializer=f"bad-init-{mode}", max_clusters=4, seed=0, n_runs=3, n_jobs=n_jobs)
     assert salsox.salso(small, "VI", initializer="psm-hclust", seed=0, n_runs=3, n_jobs=n_jobs).n_clusters >= 1
+
+
+def test_dlso_with_a_plugin_loss_on_sparse_labels():
+    # Sparse label values are stored relabelled in value order, not first appearance.
+    rng = np.random.default_rng(1)
+    draws = 1000 * rng.integers(0, 4, (30, 40)) + 7
+    got = salsox.dlso(draws, "omari-numpy")
+    want = salsox.dlso(draws, "omARI")
+    assert got.info["draw"] == want.info["draw"]
+    assert got.expected_loss == pytest.approx(want.expected_loss, rel=1e-12)
+    np.testing.assert_array_equal(got.labels, want.labels)
