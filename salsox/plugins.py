@@ -55,6 +55,9 @@ MAX_BATCH_CELLS = 1 << 22
 # Losses this far below zero are rounding noise (clamped to 0); further below is an error.
 _NEGATIVE_TOLERANCE = 1e-9
 
+# Largest loss a decomposable plugin may reach: sums of it over ~1e18 draws stay finite.
+_MAX_LOSS_BOUND = 1e290
+
 
 class PluginError(RuntimeError):
     """A plugin misbehaved (raised, or returned values of the wrong shape, NaN or negative)."""
@@ -108,6 +111,15 @@ class DecomposableLoss(CountLoss):
             if values[0] != 0.0:
                 raise PluginError(f"{who}: {method}(0) must be 0, got {values[0]!r}")
             tables.append(values)
+        # Any loss is a sum of at most n terms of each kind: bounded by n * (the three largest
+        # terms). Far below the float range, no sum the engine forms (over draws too) overflows
+        # to inf or NaN.
+        bound = float(n) * sum(float(np.max(np.abs(t))) for t in tables)
+        if not bound <= _MAX_LOSS_BOUND:
+            raise PluginError(
+                f"{who}: terms this large (losses up to {bound:.3g} for n = {n}) overflow; "
+                f"n * (max |draw_term| + max |estimate_term| + max |cell_term|) must be at most {_MAX_LOSS_BOUND:.0e}"
+            )
         _check_decomposition(who, n, *tables)
         return _core.CountLoss.tabulated(*(t.tolist() for t in tables))
 
@@ -451,13 +463,13 @@ def _table_function(loss: ContingencyLoss) -> Callable[[np.ndarray], np.ndarray]
     def tables_loss(tables: np.ndarray) -> np.ndarray:
         count = tables.shape[0]
         try:
-            if vectorized:
-                raw = evaluate(tables)
-            else:
-                raw = np.fromiter((evaluate(t) for t in tables), dtype=np.float64, count=count)
-            values = np.array(raw, dtype=np.float64)
+            raw = np.asarray(evaluate(tables) if vectorized else [evaluate(t) for t in tables])
+            # Complex values would lose their imaginary part (with only a ComplexWarning).
+            values = raw if raw.dtype.kind == "c" else np.array(raw, dtype=np.float64)
         except Exception as err:
             raise PluginError(f"{who}: loss() raised {type(err).__name__}: {err}") from err
+        if values.dtype.kind == "c":
+            raise PluginError(f"{who}: loss() returned complex values ({values.dtype}); losses must be real")
         if values.shape != (count,):
             raise PluginError(f"{who}: loss() returned shape {values.shape} for {count} tables, expected ({count},)")
         if not np.all(np.isfinite(values)):
@@ -489,7 +501,13 @@ def evaluate_python_loss(loss: Loss, est: np.ndarray, truth: Any) -> np.ndarray:
     if not isinstance(truth, Draws):
         raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
     est = np.ascontiguousarray(est, dtype=np.int32)
-    return np.asarray(_core.callback_losses(truth._core, _table_function(loss), est, MAX_BATCH_CELLS))
+    values = np.asarray(_core.callback_losses(truth._core, _table_function(loss), est, MAX_BATCH_CELLS))
+    if not np.all(np.isfinite(values)):  # finite losses whose sum over the draws overflowed
+        bad = float(values[~np.isfinite(values)][0])
+        raise PluginError(
+            f"{_loss_label(loss)}: the expected loss is {bad!r}: its losses are too large to sum over the draws"
+        )
+    return values
 
 
 def salso_python_loss(truth: Any, loss: Loss, options: Dict[str, Any]) -> Dict[str, Any]:

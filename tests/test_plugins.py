@@ -8,6 +8,7 @@ use their names exercise discovery through the ``salsox`` entry-point group.
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -606,6 +607,75 @@ def test_failing_initializer_gives_a_clean_error(small, runtime, mode, n_jobs):
     with pytest.raises(PluginError, match=f"initializer plugin 'bad-init-{mode}'.*{message}"):
         salsox.salso(small, "VI", initializer=f"bad-init-{mode}", max_clusters=4, seed=0, n_runs=3, n_jobs=n_jobs)
     assert salsox.salso(small, "VI", initializer="psm-hclust", seed=0, n_runs=3, n_jobs=n_jobs).n_clusters >= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Loss values that are not finite reals, and dlso with a plugin loss (issue 12)
+# ---------------------------------------------------------------------------------------------
+
+
+class _ConstantTableLoss(ContingencyLoss):
+    def __init__(self, name, value, vectorized=True):
+        self.name = name
+        self.value = value
+        self.vectorized = vectorized
+
+    def loss(self, tables):
+        return np.full(len(tables), self.value) if self.vectorized else self.value
+
+
+@pytest.mark.parametrize(
+    "loss, message",
+    [
+        (_ConstantTableLoss("complex-loss", 0.5 + 1j), "complex-loss.*returned complex values"),
+        (_ConstantTableLoss("complex-one", np.complex128(0.5 + 1j), False), "complex-one.*returned complex values"),
+        (_ConstantTableLoss("huge-loss", 1e308), "huge-loss.*expected loss is inf"),
+    ],
+)
+def test_contingency_loss_values_must_be_finite_reals(loss, message):
+    draws = load_draws("iris")[:20, :30]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning either
+        for call in (
+            lambda: salsox.partition_loss(draws[0], draws, loss),
+            lambda: salsox.salso(draws, loss, seed=0, n_runs=1, n_jobs=1),
+            lambda: salsox.dlso(draws, loss),
+        ):
+            with pytest.raises(PluginError, match=message):
+                call()
+
+
+class _HugeTerms(_HalfVI):
+    def __init__(self, name, scale):
+        self.name = name
+        self.scale = scale
+
+    def draw_term(self, counts, n):
+        return self.scale * super().draw_term(counts, n)
+
+    def estimate_term(self, counts, n):
+        return self.scale * super().estimate_term(counts, n)
+
+    def cell_term(self, counts, n):
+        return self.scale * super().cell_term(counts, n)
+
+
+@pytest.mark.parametrize("scale", [1e306, 1e300])
+def test_decomposable_terms_that_overflow_are_refused(scale):
+    draws = load_draws("iris")[:20]
+    loss = _HugeTerms("huge-terms", scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow RuntimeWarning either
+        for call in (
+            lambda: salsox.partition_loss(draws[0], draws, loss),
+            lambda: salsox.salso(draws, loss, seed=0, n_runs=1, n_jobs=1),
+            lambda: salsox.dlso(draws, loss),
+        ):
+            with pytest.raises(PluginError, match="loss plugin 'huge-terms'.*terms this large.*overflow"):
+                call()
+    # Large but safe terms are accepted: the same estimate as VI, scaled.
+    big = salsox.partition_loss(draws[0], draws, _HugeTerms("big-terms", 1e250))
+    assert big == pytest.approx(1e250 * salsox.partition_loss(draws[0], draws, "VI") / 2, rel=1e-12)
 
 
 def test_dlso_with_a_plugin_loss_on_sparse_labels():
