@@ -499,18 +499,26 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    from .plugins import list_plugins
+    import warnings
 
-    entries = list_plugins()
+    from .plugins import PluginWarning, list_plugins
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)  # the listing shows each problem itself
+        entries = list_plugins()
     if args.json:
-        _write(json.dumps([{"name": e.name, "kind": e.kind, "source": e.source} for e in entries]), None)
+        fields = ("name", "kind", "source", "plugin", "status", "error")
+        _write(json.dumps([{f: getattr(e, f) for f in fields} for e in entries]), None)
         return 0
     if not entries:
         _write("no plugins installed (see docs/plugins.md)", None)
         return 0
     width = max(len(e.name) for e in entries)
-    lines = [f"{'name':<{width}}  {'kind':<11}  source"]
-    lines += [f"{e.name:<{width}}  {e.kind:<11}  {e.source}" for e in entries]
+    lines = [f"{'name':<{width}}  {'kind':<11}  {'status':<8}  source"]
+    for e in entries:
+        lines.append(f"{e.name:<{width}}  {e.kind:<11}  {e.status:<8}  {e.source}")
+        if e.error:  # broken or in conflict: why, so the user can fix or uninstall it
+            lines.append(f"    error: {' '.join(e.error.split())}")
     _write("\n".join(lines), None)
     return 0
 
@@ -771,6 +779,8 @@ def _error_message(err: BaseException) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
+    from .plugins import PluginError  # a plugin's failure is the user's to fix, not our bug
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -793,7 +803,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return 0
-    except (CLIError, ValueError, TypeError, KeyError, OSError, MemoryError, ImportError) as err:
+    except (CLIError, ValueError, TypeError, KeyError, OSError, MemoryError, ImportError, PluginError) as err:
         sys.stderr.write(f"salsox: error: {_error_message(err)}\n")
         return 1
     except Exception as err:  # a bug: still one line, with a way to see more

@@ -8,6 +8,9 @@ use their names exercise discovery through the ``salsox`` entry-point group.
 from __future__ import annotations
 
 import itertools
+import json
+import re
+import types
 import warnings
 
 import numpy as np
@@ -607,6 +610,239 @@ def test_failing_initializer_gives_a_clean_error(small, runtime, mode, n_jobs):
     with pytest.raises(PluginError, match=f"initializer plugin 'bad-init-{mode}'.*{message}"):
         salsox.salso(small, "VI", initializer=f"bad-init-{mode}", max_clusters=4, seed=0, n_runs=3, n_jobs=n_jobs)
     assert salsox.salso(small, "VI", initializer="psm-hclust", seed=0, n_runs=3, n_jobs=n_jobs).n_clusters >= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Isolation (issue 12): one broken installed plugin never breaks the others. Installed plugins
+# are simulated with fake entry points in a fresh registry.
+# ---------------------------------------------------------------------------------------------
+
+
+class _FakeEntryPoint:
+    """What importlib.metadata gives for one ``salsox`` entry point."""
+
+    def __init__(self, name, load, value=None, dist="fake-dist"):
+        self.name = name
+        self.value = value or f"fake_{name}.plugin"
+        self.dist = types.SimpleNamespace(metadata={"Name": dist}, version="1.0")
+        self.loads = 0
+        self._load = load
+
+    def load(self):
+        self.loads += 1
+        return self._load()
+
+
+class _Provides:
+    """An installed plugin providing the given losses and initialisers."""
+
+    def __init__(self, losses=(), initializers=()):
+        self.losses = list(losses)
+        self.initializers = list(initializers)
+
+    @salsox.hookimpl
+    def salsox_losses(self):
+        return self.losses
+
+    @salsox.hookimpl
+    def salsox_initializers(self):
+        return self.initializers
+
+
+class _FailingHook:
+    @salsox.hookimpl
+    def salsox_losses(self):
+        raise RuntimeError("no losses today")
+
+
+def _raise(err):
+    def load():
+        raise err
+
+    return load
+
+
+def _named_loss(name, base=_HalfVI):
+    return type(f"Loss_{name}", (base,), {"name": name})
+
+
+@pytest.fixture
+def installed(monkeypatch):
+    """``installed(*entry_points)``: a fresh registry that finds exactly these entry points."""
+
+    def install(*points):
+        monkeypatch.setattr(plugins, "_entry_points", lambda group: list(points))
+        monkeypatch.setattr(plugins, "_REGISTRY", plugins._Registry())
+        return plugins.registry()
+
+    return install
+
+
+def _by_plugin(entries):
+    return {(e.plugin, e.kind, e.name): e for e in entries}
+
+
+def test_broken_installed_plugins_are_listed_and_the_rest_keeps_working(installed):
+    start = Initializer("zeros", lambda d, k, rng: np.zeros(d.shape[1], int))
+    installed(
+        _FakeEntryPoint("good", lambda: _Provides([_HalfVI], [start]), dist="good-dist"),
+        _FakeEntryPoint("missing-dep", _raise(ImportError("No module named 'torch'"))),
+        _FakeEntryPoint("exits", _raise(SystemExit(3))),
+        _FakeEntryPoint("hook-raises", _FailingHook),
+        _FakeEntryPoint("bad-object", lambda: _Provides([42])),
+    )
+    with pytest.warns(plugins.PluginWarning) as warned:
+        entries = _by_plugin(plugins.list_plugins())
+    assert entries[("good", "loss", "half-vi")].status == "ok"
+    assert entries[("good", "loss", "half-vi")].source == "good-dist 1.0"
+    assert entries[("good", "initializer", "zeros")].ok
+    expected = {
+        ("missing-dep", "plugin", "missing-dep"): "failed to load: ImportError: No module named 'torch'",
+        ("exits", "plugin", "exits"): "failed to load: SystemExit: 3",
+        ("hook-raises", "plugin", "hook-raises"): "failed in salsox_losses: RuntimeError: no losses today",
+        ("bad-object", "loss", "42"): "is not a loss class, instance or factory",
+    }
+    for key, message in expected.items():
+        assert entries[key].status == "broken"
+        assert message in entries[key].error and repr(key[0]) in entries[key].error
+        with pytest.raises(PluginError, match=re.escape(message)):
+            entries[key].factory()
+    assert len(entries) == 2 + len(expected)
+    assert sorted(str(w.message) for w in warned) == sorted(f"salsox: {entries[k].error}" for k in expected)
+    # Each problem is warned about once; lookups and searches work.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(plugins.list_plugins()) == len(entries)
+        draws = load_draws("iris")[:50]
+        est = salsox.salso(draws, "half-vi", initializer="zeros", seed=1, n_runs=2, n_jobs=1)
+        ref = salsox.salso(draws, "VI", initializer="zeros", seed=1, n_runs=2, n_jobs=1)
+        assert est.expected_loss == pytest.approx(ref.expected_loss / 2, rel=1e-12)
+        with pytest.raises(ValueError, match="unknown loss 'nope'; choose one of: .*half-vi"):
+            salsox.salso(draws, "nope")
+        # A broken entry's name is not selectable; the error says why.
+        with pytest.raises(PluginError, match="is not a loss class"):
+            salsox.losses.get_loss("42")
+
+
+def test_plugin_loss_named_like_a_builtin_is_refused_for_that_name(installed):
+    installed(_FakeEntryPoint("shadow", lambda: _Provides([_named_loss("VI"), _named_loss("kept-loss")])))
+    with pytest.warns(plugins.PluginWarning, match="'VI' is built in"):
+        entries = _by_plugin(plugins.list_plugins())
+    assert entries[("shadow", "loss", "VI")].status == "conflict"
+    assert "'shadow'" in entries[("shadow", "loss", "VI")].error
+    assert entries[("shadow", "loss", "kept-loss")].ok
+    assert type(salsox.losses.get_loss("vi")) is VI  # the built-in wins
+    draws = load_draws("iris")[:50]
+    assert salsox.partition_loss(draws[0], draws, "kept-loss") == pytest.approx(
+        salsox.partition_loss(draws[0], draws, "VI") / 2, rel=1e-12
+    )
+
+
+def test_two_plugins_providing_one_name_are_both_refused(installed):
+    installed(
+        _FakeEntryPoint("alpha", lambda: _Provides([_named_loss("shared-loss"), _named_loss("alpha-loss")])),
+        _FakeEntryPoint("beta", lambda: _Provides([_named_loss("Shared-Loss")], [Initializer("init", np.zeros)])),
+        _FakeEntryPoint("gamma", lambda: _Provides([], [Initializer("INIT", np.ones)])),
+    )
+    with pytest.warns(plugins.PluginWarning) as warned:
+        entries = _by_plugin(plugins.list_plugins())
+    assert sorted(str(w.message) for w in warned) == [  # one warning per clash
+        "salsox: initializer name 'init' is provided by plugins 'beta' and 'gamma'; it is not used until only one "
+        "provides it",
+        "salsox: loss name 'shared-loss' is provided by plugins 'alpha' and 'beta'; it is not used until only one "
+        "provides it",
+    ]
+    assert entries[("alpha", "loss", "shared-loss")].status == "conflict"
+    assert entries[("beta", "loss", "Shared-Loss")].status == "conflict"
+    assert entries[("beta", "initializer", "init")].status == "conflict"
+    assert entries[("alpha", "loss", "alpha-loss")].ok
+    for name in ("shared-loss", "SHARED-LOSS"):
+        with pytest.raises(PluginError, match="'shared-loss' is provided by plugins 'alpha' and 'beta'"):
+            salsox.losses.get_loss(name)
+    with pytest.raises(PluginError, match="'init' is provided by plugins 'beta' and 'gamma'"):
+        plugins.get_initializer("init")
+    assert salsox.losses.get_loss("alpha-loss").name == "alpha-loss"
+    assert "shared-loss" not in plugins.registry().loss_names()
+    # Uninstalling (here: unregistering) one of them makes the name usable again.
+    plugins.unregister(name="beta")
+    assert salsox.losses.get_loss("shared-loss").name == "shared-loss"
+    assert plugins.get_initializer("init").name == "INIT"
+
+
+def test_entry_points_sharing_a_name_are_all_loaded(installed):
+    first = _FakeEntryPoint("losses", lambda: _Provides([_named_loss("first-loss")]), value="pkg_one.plugin")
+    second = _FakeEntryPoint("losses", lambda: _Provides([_named_loss("second-loss")]), value="pkg_two.plugin")
+    again = _FakeEntryPoint("losses", first._load, value="pkg_one.plugin")  # one package seen twice
+    installed(first, second, again)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        entries = {e.name: e for e in plugins.list_plugins()}
+    assert set(entries) == {"first-loss", "second-loss"}
+    assert all(e.ok for e in entries.values())
+    assert entries["first-loss"].plugin == "losses (pkg_one.plugin)"
+    assert entries["second-loss"].plugin == "losses (pkg_two.plugin)"
+    assert (first.loads, second.loads, again.loads) == (1, 1, 0)
+    for name in entries:
+        assert salsox.losses.get_loss(name).name == name
+
+
+def test_ctrl_c_during_a_plugin_import_propagates_and_loading_resumes(installed):
+    interrupted = []
+
+    def slow_import():
+        if not interrupted:
+            interrupted.append(1)
+            raise KeyboardInterrupt
+        return _Provides([_named_loss("slow-loss")])
+
+    points = (
+        _FakeEntryPoint("before", lambda: _Provides([_named_loss("before-loss")])),
+        _FakeEntryPoint("slow", slow_import),
+        _FakeEntryPoint("after", lambda: _Provides([_named_loss("after-loss")])),
+    )
+    installed(*points)
+    with pytest.raises(KeyboardInterrupt):
+        plugins.list_plugins()
+    # The next lookup retries: every plugin is there, none loaded twice.
+    assert salsox.losses.get_loss("after-loss").name == "after-loss"
+    assert {e.name for e in plugins.list_plugins() if e.ok} == {"before-loss", "slow-loss", "after-loss"}
+    assert [p.loads for p in points] == [1, 2, 1]
+
+
+def test_cli_lists_broken_plugins(installed, capsys, tmp_path):
+    from salsox import cli
+
+    installed(
+        _FakeEntryPoint("good", lambda: _Provides([_HalfVI]), dist="good-dist"),
+        _FakeEntryPoint("exits", _raise(SystemExit(3)), dist="exiting-dist"),
+        _FakeEntryPoint("hook-raises", _FailingHook),
+        _FakeEntryPoint("shadow", lambda: _Provides([_named_loss("VI"), _named_loss("twice")])),
+        _FakeEntryPoint("shadow-too", lambda: _Provides([_named_loss("twice")])),
+    )
+    assert cli.main(["plugins"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""  # the listing shows the problems; no warnings on top
+    lines = out.splitlines()
+    assert lines[0].split() == ["name", "kind", "status", "source"]
+    assert lines[1].split() == ["half-vi", "loss", "ok", "good-dist", "1.0"]
+    assert "exits" in out and "SystemExit: 3" in out and "exiting-dist 1.0" in out
+    assert "failed in salsox_losses: RuntimeError: no losses today" in out
+    assert "'VI' is built in" in out
+    assert cli.main(["plugins", "--json"]) == 0
+    listed = {e["plugin"]: e for e in json.loads(capsys.readouterr().out)}
+    assert listed["good"]["status"] == "ok" and listed["good"]["error"] == ""
+    assert listed["exits"]["status"] == "broken" and "SystemExit: 3" in listed["exits"]["error"]
+    assert listed["shadow"]["status"] == "conflict"
+    # Other commands work, with the plugin's loss; a name in conflict is a user error.
+    path = tmp_path / "draws.npy"
+    np.save(path, load_draws("iris")[:50])
+    assert cli.main(["estimate", str(path), "--loss", "half-vi", "--runs", "2", "--seed", "1", "-q"]) == 0
+    assert len(capsys.readouterr().out.split()) == 150
+    assert cli.main(["estimate", str(path), "--loss", "twice", "-q"]) == 1
+    assert capsys.readouterr().err == (
+        "salsox: error: loss name 'twice' is provided by plugins 'shadow' and 'shadow-too'; it is not used until "
+        "only one provides it\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
