@@ -129,7 +129,7 @@ def test_dlso_stops_on_ctrl_c(big_draws: salsox.Draws) -> None:
 
 def test_partition_loss_stops_on_ctrl_c(big_draws: salsox.Draws) -> None:
     estimates = _random_draws(2000, 2000, 6, seed=5)
-    call = lambda: salsox.partition_loss(estimates, big_draws, "binder", n_jobs=2)  # noqa: E731
+    call = lambda: salsox.partition_loss(estimates, big_draws, "binder", n_jobs=2)
     assert _seconds_to_stop(call, "expected_losses") < MARGIN
     _still_usable()
 
