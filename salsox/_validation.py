@@ -42,6 +42,13 @@ def check_probability(name: str, value: Any) -> float:
     return value
 
 
+def max_threads() -> int:
+    """The most threads one setting may ask for: the cores, and at least 256."""
+    from . import _core
+
+    return max(int(_core.max_threads()) if _core.has_openmp() else 1, 256)
+
+
 def check_n_jobs(n_jobs: Any) -> int:
     """None or -1: all cores; otherwise a positive number of threads."""
     from . import _core

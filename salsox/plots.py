@@ -147,6 +147,38 @@ def plot_heatmap(
     return ax
 
 
+# Largest classical MDS attempted (bytes at the peak, see _check_mds_memory).
+_MDS_MEMORY_LIMIT = 8 * 2**30
+
+
+def _mds_memory_message(n: int, why: str) -> str:
+    need = _MDS_MATRICES * 8 * n * n
+    return (
+        f"classical MDS of {n} items needs about {need / 2**30:.1f} GiB ({_MDS_MATRICES} {n} x {n} "
+        f"float64 matrices for the eigendecomposition), which {why}; plot a subset of the items "
+        "(e.g. plot_mds(labels[idx], draws[:, idx])) or use plot_heatmap"
+    )
+
+
+# n x n float64 matrices alive at the peak: D^2, the centred matrix, its symmetrised copy, the
+# eigenvectors, and LAPACK's workspace (about two more).
+_MDS_MATRICES = 6
+
+
+def _check_mds_memory(n: int) -> None:
+    """Refuse up front an MDS that would not fit (rather than fail inside LAPACK)."""
+    limit = _MDS_MEMORY_LIMIT
+    try:  # the memory available now (Linux: free plus reclaimable cache)
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    limit = min(limit, int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    if _MDS_MATRICES * 8 * n * n > limit:
+        raise MemoryError(_mds_memory_message(n, f"is more than the {limit / 2**30:.1f} GiB available"))
+
+
 def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
     """Classical (Torgerson) multidimensional scaling.
 
@@ -169,10 +201,14 @@ def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
     n = d.shape[0]
     if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
         raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+    _check_mds_memory(n)
     sq = d * d
     # Double centring: B = -1/2 J D^2 J without forming J.
     b = -0.5 * (sq - sq.mean(axis=0)[None, :] - sq.mean(axis=1)[:, None] + sq.mean())
-    values, vectors = np.linalg.eigh((b + b.T) / 2.0)
+    try:
+        values, vectors = np.linalg.eigh((b + b.T) / 2.0)
+    except MemoryError as err:  # LAPACK's workspace: numpy's error says nothing
+        raise MemoryError(_mds_memory_message(n, "is more than could be allocated")) from err
     top = np.argsort(values)[::-1][:n_components]
     coords = vectors[:, top] * np.sqrt(np.clip(values[top], 0.0, None))
     # eigh's signs are arbitrary: fix them so that plots are reproducible.

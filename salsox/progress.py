@@ -1,7 +1,9 @@
 """Progress of a running search: what the engine reports, and a text bar that shows it.
 
 ``salso(..., progress=callback)`` calls ``callback(SearchProgress(...))`` from the calling
-thread each time a run finishes, about twice a second in between, and once at the end.
+thread when runs finish, about twice a second in between, and once at the end. Calls are
+spaced from the end of the previous one (by at least 0.5 s when no run finished, and at least
+as long as the previous call took), so a slow callback slows the search by at most about half.
 ``progress=True`` draws a :class:`ProgressBar` on standard error.
 """
 

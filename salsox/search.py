@@ -15,6 +15,7 @@ from ._validation import (
     check_n_jobs,
     check_probability,
     check_seed,
+    max_threads,
     relabel_rows,
 )
 from .draws import Draws
@@ -242,7 +243,9 @@ def salso(
     if initializer is None and prob_initializer is not None:
         raise ValueError("prob_initializer needs an initializer")
     prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
-    inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1)
+    # Each of the threads over runs starts inner_jobs threads: bounded like n_jobs, but refused
+    # rather than capped (thousands of threads exhaust the process).
+    inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1, maximum=max_threads())
     bar = ProgressBar() if progress is True else progress
     report = engine_callback(bar, scale=getattr(loss, "_scale", 1.0))
     options: Dict[str, Any] = dict(
@@ -262,9 +265,29 @@ def salso(
     if initializer is not None:
         from .plugins import initial_partitions
 
+        # The starting partitions are made up front, one row of n labels per run.
+        need = n_runs * (4 * n + 1)
+        if need > limit:
+            raise MemoryError(
+                f"an initializer with n_runs={n_runs} needs {need / 2**20:.0f} MiB of starting "
+                f"partitions (n_runs x {n} labels), more than memory_limit={limit} bytes; lower "
+                "n_runs (a seconds budget ends the search early anyway) or raise memory_limit"
+            )
+
         options["initial"], options["initial_used"], init_name = initial_partitions(
             initializer, prob_init, truth, kd, n_runs, seed
         )
+    if chosen in ("psm", "coclustering"):
+        # The n x n matrix the engine builds from draws (float64 PSM or int32 counts), and
+        # each thread's state (a few arrays of n and of max_clusters).
+        square = 0 if isinstance(truth, PSM) else (8 if chosen == "psm" else 4) * n * n
+        need = square + threads * (20 * n + 24 * kd + 64)
+        if need > limit:
+            raise MemoryError(
+                f"engine={chosen!r} needs about {need / 2**20:.1f} MiB (an {n} x {n} matrix and "
+                f"{threads} search states), more than memory_limit={limit} bytes; use a count-based "
+                "loss (e.g. 'VI' or 'binder'), lower n_jobs, or raise memory_limit"
+            )
     if chosen == "psm":
         payload: Any = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
     elif chosen == "coclustering":

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <limits>
 #include <cstdint>
@@ -20,10 +21,44 @@ namespace py = pybind11;
 template <class Int>
 using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast>;
 
+// Python's pending signals, checked from the calling thread (with the GIL released around
+// it): true when a handler raised (Ctrl-C's KeyboardInterrupt), whose exception is kept in
+// `error`. Never throws.
+inline bool python_signalled(std::exception_ptr& error) {
+  py::gil_scoped_acquire acquire;
+  if (PyErr_CheckSignals() == 0) return false;
+  error = std::make_exception_ptr(py::error_already_set());
+  return true;
+}
+
+// Ctrl-C for an engine call that is not a search (loss evaluation, co-clustering counts):
+// construct with the GIL held on the calling thread, run the engine with the GIL released
+// passing `get()`, then call `raise_if_stopped()` with the GIL held.
+class PythonInterrupt {
+ public:
+  PythonInterrupt() : interrupt_([this] { return python_signalled(error_); }) {}
+  Interrupt* get() { return &interrupt_; }
+  // Re-raises the signal handler's exception (KeyboardInterrupt) if the call was stopped.
+  void raise_if_stopped() {
+    if (error_) std::rethrow_exception(error_);
+    if (interrupt_.stopped()) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
+  }
+
+ private:
+  std::exception_ptr error_;
+  Interrupt interrupt_;
+};
+
 // The search's monitor on the Python side, polled from the calling thread while the GIL is
 // released: Ctrl-C stops the search, and an optional `progress(runs_done, runs_total,
-// best_loss, seconds)` callable hears of every finished run and, between runs, twice a second.
-// An exception from the callable stops the search and is re-raised by finish().
+// best_loss, seconds)` callable hears of finished runs and, in between, about twice a second.
+// Calls are spaced from the end of the previous call (at least 0.5 s when nothing finished,
+// and at least as long as the previous call took), so a slow callable cannot stall the search.
+// An exception from the callable or a signal handler stops the search and is re-raised by
+// finish().
 class PythonMonitor {
  public:
   explicit PythonMonitor(py::object progress) : progress_(std::move(progress)) {}
@@ -45,29 +80,30 @@ class PythonMonitor {
 
  private:
   bool poll(const Progress& p) {
-    py::gil_scoped_acquire acquire;
-    if (PyErr_CheckSignals() != 0) {
-      PyErr_Clear();
-      return true;
-    }
+    if (python_signalled(error_)) return true;
     if (progress_.is_none()) return false;
     const bool news = p.runs_done != last_done_;
-    if (!news && p.seconds - last_seconds_ < 0.5) return false;
+    const double since = seconds_since(last_end_);
+    if (since < (news ? last_took_ : std::max(0.5, last_took_))) return false;
+    py::gil_scoped_acquire acquire;
     last_done_ = p.runs_done;
-    last_seconds_ = p.seconds;
+    const auto start = Clock::now();
     try {
       progress_(p.runs_done, p.runs_total, p.best_loss, p.seconds);
     } catch (...) {
       error_ = std::current_exception();
       return true;
     }
+    last_end_ = Clock::now();
+    last_took_ = std::chrono::duration<double>(last_end_ - start).count();
     return false;
   }
 
   py::object progress_;
   std::exception_ptr error_;
   std::int64_t last_done_ = -1;
-  double last_seconds_ = 0.0;
+  Clock::time_point last_end_ = Clock::now() - std::chrono::hours(1);
+  double last_took_ = 0.0;
 };
 
 using Initial = std::optional<CArray<std::int32_t>>;

@@ -5,6 +5,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <pthread.h>
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -67,6 +69,8 @@ void check_estimates(const CArray<std::int32_t>& est, std::int64_t n) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "salsox C++ engine (internal; use the salsox package)";
+  // A child forked after the engine used threads runs single-threaded (see usable_threads).
+  pthread_atfork(nullptr, nullptr, &note_fork_child);
 
   py::class_<CompactDraws>(m, "CompactDraws")
       // Exact-dtype overloads first, so narrow label arrays are never widened in a copy.
@@ -131,10 +135,12 @@ PYBIND11_MODULE(_core, m) {
         const std::int64_t M = estimates.shape(0);
         const std::int32_t* e = estimates.data();
         std::vector<double> out;
+        PythonInterrupt interrupt;
         {
           py::gil_scoped_release release;
-          out = draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs); });
+          out = draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs, interrupt.get()); });
         }
+        interrupt.raise_if_stopped();
         return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1);
@@ -148,10 +154,13 @@ PYBIND11_MODULE(_core, m) {
         check_estimates(estimates, n);
         const std::int64_t M = estimates.shape(0);
         std::vector<double> out;
+        const auto pk = parse_pairwise(kind);
+        PythonInterrupt interrupt;
         {
           py::gil_scoped_release release;
-          out = pairwise_losses(psm.data(), n, 1.0, parse_pairwise(kind), a, b, estimates.data(), M, n_jobs);
+          out = pairwise_losses(psm.data(), n, 1.0, pk, a, b, estimates.data(), M, n_jobs, interrupt.get());
         }
+        interrupt.raise_if_stopped();
         return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("estimates"),
@@ -163,10 +172,12 @@ PYBIND11_MODULE(_core, m) {
         const std::int64_t n = draws.n();
         py::array_t<std::int32_t> co({n, n});
         std::int32_t* out = co.mutable_data();
+        PythonInterrupt interrupt;
         {
           py::gil_scoped_release release;
-          draws.visit([&](auto v) { coclustering(v, out, n_jobs); });
+          draws.visit([&](auto v) { coclustering(v, out, n_jobs, interrupt.get()); });
         }
+        interrupt.raise_if_stopped();
         return co;
       },
       py::arg("draws"), py::arg("n_jobs") = 1);
@@ -285,6 +296,8 @@ PYBIND11_MODULE(_core, m) {
     return 1;
 #endif
   });
+  m.def("forked_child", [] { return g_forked_child.load(); },
+        "Whether this is a child forked after the engine used threads (it then uses one).");
   m.def("has_openmp", [] {
 #ifdef _OPENMP
     return true;

@@ -179,26 +179,41 @@ class CallbackState {
   void close_slot(std::int32_t k) { table_.close_slot(k); }
 
   // out[k] (k = 0..q, q = slots(); q is a new cluster) = mean over draws of the loss of the
-  // table with unallocated item i put in slot k.
+  // table with unallocated item i put in slot k. Each draw contributes C = q + 1 tables; a
+  // batch holds whole draws while one draw's tables fit in max_cells_, and otherwise splits a
+  // draw's tables across batches, so no batch exceeds max_cells_ (unless one table does).
   void score(std::int64_t i, double* out) {
     const std::int32_t q = table_.slots();
     const std::int32_t C = q + 1;
     std::fill(out, out + C, 0.0);
     const Label* lab = d_.item(i);
-    for_each_batch(C, C, [&](std::int64_t lo, std::int64_t hi, std::int32_t R) {
-      const std::int64_t cells = static_cast<std::int64_t>(R) * C;
-      std::int64_t* t = reserve((hi - lo) * C * cells);
-      for (std::int64_t j = lo; j < hi; ++j) {
-        const std::int64_t h = layout_.order()[j];
-        copy_table(h, R, q, C, t);
-        for (std::int32_t k = 1; k < C; ++k) std::memcpy(t + k * cells, t, sizeof(std::int64_t) * cells);
-        const std::int64_t cell = static_cast<std::int64_t>(lab[h]) * C;
-        for (std::int32_t k = 0; k < C; ++k) ++t[k * cells + cell + k];
-        t += C * cells;
+    const double per_row = static_cast<double>(C) * C;
+    for (const auto& g : layout_.groups(kCallCells / per_row)) {
+      const std::int32_t R = g.rows;
+      const std::int64_t cells = static_cast<std::int64_t>(R) * C;  // of one table
+      const std::int64_t per_draw = C * cells;
+      const std::int64_t step = per_draw <= max_cells_ ? (max_cells_ / per_draw) * C
+                                                       : std::max<std::int64_t>(1, max_cells_ / cells);
+      // Tables x = g.begin * C .. g.end * C - 1: draw order()[x / C], item in slot x % C.
+      for (std::int64_t lo = g.begin * C; lo < g.end * C; lo += step) {
+        const std::int64_t hi = std::min(g.end * C, lo + step);
+        std::int64_t* t = reserve((hi - lo) * cells);
+        for (std::int64_t x = lo; x < hi; ++x, t += cells) {
+          const std::int64_t h = layout_.order()[x / C];
+          const std::int32_t k = static_cast<std::int32_t>(x % C);
+          const std::int64_t cell = static_cast<std::int64_t>(lab[h]) * C;
+          if (x > lo && k > 0) {  // the previous table is the same draw's, with the item in k - 1
+            std::memcpy(t, t - cells, sizeof(std::int64_t) * cells);
+            --t[cell + k - 1];
+          } else {
+            copy_table(h, R, q, C, t);
+          }
+          ++t[cell + k];
+        }
+        evaluate(hi - lo, R, C);
+        for (std::int64_t b = 0; b < hi - lo; ++b) out[(lo + b) % C] += losses_[b];
       }
-      evaluate((hi - lo) * C, R, C);
-      for (std::int64_t b = 0; b < (hi - lo) * C; ++b) out[b % C] += losses_[b];
-    });
+    }
     const double H = static_cast<double>(d_.H);
     for (std::int32_t k = 0; k < C; ++k) out[k] /= H;
   }

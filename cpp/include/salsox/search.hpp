@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #endif
 
 #include "rng.hpp"
+#include "threads.hpp"
 
 namespace salsox {
 
@@ -119,7 +121,9 @@ struct Progress {
 using Monitor = std::function<bool(const Progress&)>;
 
 // Shared between the threads of one search: stop flag, the finished-run tally, and the monitor
-// poll, which only the calling thread (OpenMP thread 0) may run.
+// poll, which only the calling thread may run (it is the one Python delivers signals to). The
+// calling thread polls between items of its own runs and, once it has no runs left, while it
+// waits for the other threads (see run_salso), so Ctrl-C and progress are answered throughout.
 class StopControl {
  public:
   StopControl(Monitor monitor, std::int64_t runs_total)
@@ -140,21 +144,16 @@ class StopControl {
     p.seconds = seconds_since(t0_);
     return p;
   }
-  // Cheap; call often. Polls the monitor at most every 50 ms, on thread 0 only.
+  // Cheap; call often. Polls the monitor at most every 50 ms, on the calling thread only;
+  // throws SearchAborted once the search must stop.
   void poll() {
     if (stopped()) throw SearchAborted{};
-#ifdef _OPENMP
-    if (omp_get_thread_num() != 0) return;
-#endif
-    if (!monitor_ || ++tick_ % 64 != 0) return;
-    const auto now = Clock::now();
-    if (now - last_ < std::chrono::milliseconds(50)) return;
-    last_ = now;
-    if (monitor_(progress())) {
-      interrupted_ = true;
-      stop();
-      throw SearchAborted{};
-    }
+    if (!monitor_ || ++tick_ % 16 != 0 || std::this_thread::get_id() != caller_) return;
+    if (check_monitor()) throw SearchAborted{};
+  }
+  // The calling thread, idle while other threads finish their runs: polls without throwing.
+  void poll_idle() {
+    if (!stopped() && monitor_ && std::this_thread::get_id() == caller_) check_monitor();
   }
 
  private:
@@ -165,8 +164,22 @@ class StopControl {
   std::atomic<double> best_{std::numeric_limits<double>::infinity()};
   bool interrupted_ = false;
   std::uint64_t tick_ = 0;
+  const std::thread::id caller_ = std::this_thread::get_id();
   const Clock::time_point t0_ = Clock::now();
   Clock::time_point last_ = Clock::now();
+
+  // Calls the monitor if 50 ms have passed since the last call ended; returns whether the
+  // search must stop.
+  bool check_monitor() {
+    if (Clock::now() - last_ < std::chrono::milliseconds(50)) return stopped();
+    const bool stop_now = monitor_(progress());
+    last_ = Clock::now();
+    if (stop_now) {
+      interrupted_ = true;
+      stop();
+    }
+    return stopped();
+  }
 };
 
 template <class State>
@@ -393,6 +406,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   const auto t0 = Clock::now();
   int threads = opts.n_jobs > 0 ? opts.n_jobs : 1;
   if (threads > opts.n_runs) threads = static_cast<int>(opts.n_runs);
+  threads = usable_threads(threads);
 
   // States are built up front, serially, so an allocation failure surfaces before any thread
   // starts and each thread reuses its state for all of its runs.
@@ -408,6 +422,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
       const bool long_pass = static_cast<double>(first.draws()) * first.max_clusters() >= kInnerWork;
       inner = long_pass ? std::max(1, opts.n_jobs / threads) : 1;
     }
+    inner = usable_threads(inner);
     for (auto& s : states) s->set_threads(inner);
   }
 
@@ -416,12 +431,8 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   // only the best run's labels are kept.
   std::atomic<std::int64_t> next_run{0};
   std::mutex record_mutex;
-#pragma omp parallel num_threads(threads)
-  {
-    int thread = 0;
-#ifdef _OPENMP
-    thread = omp_get_thread_num();
-#endif
+  std::atomic<int> active{threads};
+  auto work = [&](int thread) {
     for (;;) {
       if (control.stopped()) break;
       const std::int64_t r = next_run.fetch_add(1);
@@ -462,6 +473,26 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
         control.stop();
         break;
       }
+    }
+    active.fetch_sub(1);
+    // The calling thread has no runs left: it keeps answering Ctrl-C and reporting progress
+    // until the other threads finish theirs.
+    if (thread == 0)
+      while (active.load() > 0) {
+        control.poll_idle();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+  };
+  if (threads == 1) {
+    work(0);  // no parallel region (see usable_threads)
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      int thread = 0;
+#ifdef _OPENMP
+      thread = omp_get_thread_num();
+#endif
+      work(thread);
     }
   }
   if (error) std::rethrow_exception(error);

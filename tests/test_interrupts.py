@@ -1,0 +1,211 @@
+"""Ctrl-C, progress and fork: long engine calls stop promptly and leave the process usable.
+
+Ctrl-C is simulated with ``_thread.interrupt_main()`` from a timer thread (what Python's SIGINT
+handler does). The problems are big enough to run for many seconds uninterrupted; each test
+asserts that KeyboardInterrupt arrives within a generous margin of the interrupt, far below the
+tens of seconds the engine used to ignore it, and that a following small call works.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import salsox
+from salsox import _core
+
+# Seconds allowed between the interrupt and KeyboardInterrupt: 1 s promised, plus margin for a
+# loaded 2-core machine.
+MARGIN = 3.0
+DELAY = 0.3  # interrupt this long after the call enters the engine
+
+
+def _seconds_to_stop(call: Callable[[], Any], engine: str, delay: float = DELAY) -> float:
+    """Seconds from a simulated Ctrl-C, made ``delay`` after ``call`` enters the engine function
+    ``salsox._core.<engine>``, to KeyboardInterrupt."""
+    fired = threading.Event()
+
+    def interrupt() -> None:
+        fired.set()
+        _thread.interrupt_main()
+
+    timer = threading.Timer(delay, interrupt)
+    original = getattr(_core, engine)
+
+    def entered(*args: Any, **kwargs: Any) -> Any:
+        timer.started_at = time.monotonic()  # type: ignore[attr-defined]
+        timer.start()
+        return original(*args, **kwargs)
+
+    setattr(_core, engine, entered)
+    try:
+        call()
+    except KeyboardInterrupt:
+        assert fired.is_set(), "KeyboardInterrupt before the simulated Ctrl-C"
+        return time.monotonic() - _fired_at(timer, delay)
+    finally:
+        setattr(_core, engine, original)
+        timer.cancel()
+    # The call ended before or without answering the interrupt: let a pending one land here.
+    try:
+        if timer.is_alive():
+            timer.join()
+        time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    pytest.fail("the call finished without raising KeyboardInterrupt")
+
+
+def _fired_at(timer: threading.Timer, delay: float) -> float:
+    return timer.started_at + delay  # type: ignore[attr-defined]
+
+
+def _random_draws(H: int, n: int, k: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, k, size=(H, n))
+
+
+def _still_usable() -> None:
+    small = np.array([[0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1]])
+    est = salsox.salso(small, "VI", seed=1, n_runs=2, n_jobs=2)
+    assert est.labels.shape == (4,)
+    assert np.isfinite(salsox.partition_loss(est.labels, small, "VI"))
+
+
+@pytest.fixture(scope="module")
+def big_draws() -> salsox.Draws:
+    return salsox.Draws(_random_draws(2000, 2000, 6))
+
+
+def _noisy_draws(H: int, n: int, k: int, flip: float, seed: int = 0) -> np.ndarray:
+    """Draws around one partition into k clusters, each label replaced with probability flip:
+    searches on these take seconds."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, size=n)
+    draws = np.tile(truth, (H, 1))
+    mask = rng.random((H, n)) < flip
+    draws[mask] = rng.integers(0, k, size=int(mask.sum()))
+    return draws
+
+
+def test_salso_polls_when_the_calling_thread_has_no_runs_left() -> None:
+    # Two runs on two threads: run 0 starts from one cluster, a local optimum here, and ends
+    # after one scan (~1 s); run 1 starts at random and takes several seconds. The calling
+    # thread usually takes run 0 and, with no runs left, used to stop polling: no progress
+    # reports and no Ctrl-C until the other run ended.
+    draws = salsox.Draws(_noisy_draws(1200, 8000, 40, 0.8))
+    seed = next(s for s in range(1000) if [_uses_initializer(s, r) for r in range(2)] == [True, False])
+    reports: list = []
+
+    def call() -> None:
+        salsox.salso(draws, "VI", seed=seed, n_runs=2, n_jobs=2, max_clusters=150, max_zealous=0,
+                     initializer=lambda d, k, rng: np.zeros(d.shape[1], dtype=np.int64), prob_initializer=0.5,
+                     progress=lambda p: reports.append(time.monotonic()))
+
+    assert _seconds_to_stop(call, "salso_counts", delay=3.0) < MARGIN
+    assert len(reports) > 3, f"{len(reports)} progress reports in 3 s"
+    gaps = np.diff(reports)
+    assert gaps.max() < 1.5, f"no progress report for {gaps.max():.1f} s"
+    _still_usable()
+
+
+def _uses_initializer(seed: int, run: int) -> bool:
+    # As salsox.plugins.initial_partitions decides it for prob_initializer=0.5.
+    return bool(np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, run, 1]))).random() < 0.5)
+
+
+def test_dlso_stops_on_ctrl_c(big_draws: salsox.Draws) -> None:
+    assert _seconds_to_stop(lambda: salsox.dlso(big_draws, "VI", n_jobs=2), "expected_losses") < MARGIN
+    _still_usable()
+
+
+def test_partition_loss_stops_on_ctrl_c(big_draws: salsox.Draws) -> None:
+    estimates = _random_draws(2000, 2000, 6, seed=5)
+    call = lambda: salsox.partition_loss(estimates, big_draws, "binder", n_jobs=2)
+    assert _seconds_to_stop(call, "expected_losses") < MARGIN
+    _still_usable()
+
+
+def test_psm_and_summarize_stop_on_ctrl_c() -> None:
+    draws = salsox.Draws(_random_draws(4000, 3000, 4, seed=6))
+    labels = np.arange(3000) % 5
+    assert _seconds_to_stop(lambda: salsox.psm(draws, n_jobs=2), "coclustering") < MARGIN
+    assert _seconds_to_stop(lambda: salsox.summarize(labels, draws, "VI", n_jobs=2), "coclustering") < MARGIN
+    _still_usable()
+
+
+def test_pairwise_losses_stop_on_ctrl_c() -> None:
+    p = salsox.PSM(np.full((1500, 1500), 0.5) + 0.5 * np.eye(1500))
+    estimates = _random_draws(4000, 1500, 4, seed=7)
+    assert _seconds_to_stop(lambda: salsox.partition_loss(estimates, p, "VI.lb", n_jobs=2), "pairwise_losses") < MARGIN
+    _still_usable()
+
+
+def test_a_slow_progress_callback_does_not_stall_the_search() -> None:
+    # A 0.3 s callback used to be called again as soon as it returned (the throttle counted
+    # from its start), so the calling thread did almost nothing else.
+    draws = salsox.Draws(_noisy_draws(100, 1000, 20, 0.9, seed=8))
+    calls: list = []
+
+    def slow(p: salsox.SearchProgress) -> None:
+        begin = time.monotonic()
+        time.sleep(0.3)
+        calls.append((begin, time.monotonic(), p.runs_done))
+
+    salsox.salso(draws, "omARI", seed=5, n_runs=2, n_jobs=1, max_clusters=25, progress=slow)
+    assert len(calls) > 3
+    # The last call is the final report, made once the search is over.
+    for (_, end, done), (begin, _, next_done) in zip(calls[:-2], calls[1:-1]):
+        if next_done == done:  # nothing finished in between: at least 0.5 s from the end
+            assert begin - end >= 0.45
+        else:  # a finished run: at least as long as the previous call took
+            assert begin - end >= 0.25
+
+
+FORK_SCRIPT = textwrap.dedent(
+    """
+    import multiprocessing as mp
+    import numpy as np
+    import salsox
+    from salsox import _core
+
+    draws = np.random.default_rng(0).integers(0, 4, size=(40, 60))
+
+    def work(seed):
+        return _core.forked_child(), salsox.salso(draws, "VI", seed=seed, n_runs=4, n_jobs=2).labels.tolist()
+
+    if __name__ == "__main__":
+        parent = salsox.salso(draws, "VI", seed=1, n_runs=4, n_jobs=2).labels.tolist()
+        with mp.get_context("fork").Pool(2) as pool:
+            results = pool.map(work, [1, 2])
+        assert all(forked for forked, _ in results), results
+        assert results[0][1] == parent
+        print("ok")
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux" or not _core.has_openmp(), reason="fork after OpenMP: Linux/libgomp")
+def test_a_forked_child_runs_single_threaded_instead_of_hanging(tmp_path: Any) -> None:
+    script = tmp_path / "fork_pool.py"
+    script.write_text(FORK_SCRIPT)
+    # A session of its own, so that a hung pool (workers included) can be killed as a whole.
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("salso in a forked pool worker hung (OpenMP after fork)")
+    assert proc.returncode == 0, err
+    assert out.strip().splitlines()[-1] == "ok"
