@@ -26,8 +26,10 @@ class Draws:
     ----------
     draws : array-like of shape (H, n)
         Cluster labels, one row per draw. Any integer labels (starting at 1, with gaps,
-        negative), any integer dtype or integral floats, C or Fortran order, numpy arrays or
-        nested lists. The input is never modified. An ``xarray.DataArray`` with dimensions
+        negative, beyond 65,535), any integer dtype or integral floats (object arrays are
+        checked the same way), any layout (C or Fortran order, strided or reversed views,
+        memory maps) and byte order, numpy arrays, pandas DataFrames or nested lists: the
+        labels are read exactly, never narrowed. The input is never modified. An ``xarray.DataArray`` with dimensions
         (chain, draw, item), or an ArviZ ``(InferenceData, "variable")`` pair, is accepted too
         (chains stacked; see :func:`salsox.from_arviz`).
 
