@@ -29,9 +29,10 @@ class Draws:
         negative, beyond 65,535), any integer dtype or integral floats (object arrays are
         checked the same way), any layout (C or Fortran order, strided or reversed views,
         memory maps) and byte order, numpy arrays, pandas DataFrames or nested lists: the
-        labels are read exactly, never narrowed. The input is never modified. An ``xarray.DataArray`` with dimensions
-        (chain, draw, item), or an ArviZ ``(InferenceData, "variable")`` pair, is accepted too
-        (chains stacked; see :func:`salsox.from_arviz`).
+        labels are read exactly, never narrowed. The input is never modified. An
+        ``xarray.DataArray`` with dimensions (chain, draw, item), or an ArviZ
+        ``(InferenceData, "variable")`` pair, is accepted too (chains stacked; see
+        :func:`salsox.from_arviz`).
 
     Each draw is relabelled internally to 0..k-1 and stored item-major with 8-bit labels when
     every draw has at most 256 clusters, 16-bit otherwise. Build a ``Draws`` once and pass it
