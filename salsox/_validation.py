@@ -12,11 +12,19 @@ import numpy as np
 __all__ = ["check_cost", "check_int", "check_probability", "check_n_jobs", "check_seed", "as_label_matrix"]
 
 
+def _as_float(name: str, value: numbers.Real) -> float:
+    """``float(value)``, with an error naming ``name`` for integers beyond float range."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large: an integer beyond float range") from None
+
+
 def check_cost(name: str, value: Any) -> float:
     """A finite, strictly positive real (a loss cost such as ``a`` or ``b``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(name, value)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
@@ -36,7 +44,7 @@ def check_int(name: str, value: Any, *, minimum: int, maximum: Optional[int] = N
 def check_probability(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a probability, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(name, value)
     if not (0.0 <= value <= 1.0):
         raise ValueError(f"{name} must be in [0, 1], got {value!r}")
     return value
@@ -86,14 +94,21 @@ def as_integer_array(x: Any, name: str) -> np.ndarray:
     except (ValueError, TypeError) as err:
         raise ValueError(f"{name} must be a rectangular array of integer labels ({err})") from None
     if arr.dtype == object:
-        # Nested lists of unequal length, or mixed objects.
+        # Nested lists of unequal length, mixed objects, or an object array (e.g. from pandas).
+        # Let numpy infer the element type, then apply the same checks as to a numeric array:
+        # a non-integral float must be refused here too, never truncated by an int cast.
         try:
-            arr = np.array(x.tolist() if hasattr(x, "tolist") else x, dtype=np.int64)
+            arr = np.array(arr.tolist())
         except (ValueError, TypeError, OverflowError):
+            arr = np.empty(0, dtype=object)  # ragged: refused below
+        if arr.dtype == object or arr.dtype.kind not in "biuf":
             raise ValueError(
                 f"{name} must be a rectangular array of integer labels (got ragged or non-numeric input)"
-            ) from None
+            )
     kind = arr.dtype.kind
+    if kind in "iuf" and not arr.dtype.isnative:
+        # Big-endian data (e.g. a .npy file written elsewhere): the engine reads native integers.
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if kind == "b":
         return arr.astype(np.int32)
     if kind in "iu":

@@ -3,7 +3,7 @@
 Run ``salsox --help`` or ``salsox COMMAND --help``; the reference is ``docs/cli.md``.
 
 Errors print one line, ``salsox: error: ...``, and exit with status 1 (2 for a bad command
-line, 130 on Ctrl-C); set ``SALSOX_DEBUG=1`` to get the traceback instead.
+line, 130 on Ctrl-C); set ``SALSOX_DEBUG=1`` (or true/yes/on) to get the traceback instead.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
@@ -28,6 +29,16 @@ __all__ = ["main", "read_matrix", "CLIError"]
 # Draws file extensions read as text; anything else that is not .npy/.npz is tried as text too.
 _TEXT_SUFFIXES = (".csv", ".txt", ".tsv", ".dat")
 
+# Highest --dpi: print quality is 300-600; a default-size figure at 1200 dpi is 7680 x 5760
+# pixels, and much more would exhaust memory in the renderer.
+_MAX_DPI = 1200
+
+# Values of SALSOX_DEBUG that turn tracebacks on (anything else, "0" included, leaves them off).
+_TRUTHY = frozenset({"1", "true", "yes", "on"})
+
+# Arguments naming files: echoed in messages with control characters escaped.
+_PATH_ARGS = ("draws", "labels", "data", "out", "plot")
+
 
 class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 1."""
@@ -37,8 +48,26 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit status 2) instead of a usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        shown = _escape_controls(message, keep_whitespace=True)
+        sys.stderr.write(f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
         raise SystemExit(2)
+
+
+def _escape_controls(text: str, *, keep_whitespace: bool) -> str:
+    """``text`` with control and format characters (ESC, BEL, bidi overrides, ...) escaped as
+    Python writes them (``\\x1b``), so that a file name cannot drive the terminal."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and not (keep_whitespace and ch in " \t\n\r"):
+            out.append(ascii(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _shown(path: str) -> str:
+    """A file name as printed in messages: control characters escaped."""
+    return _escape_controls(path, keep_whitespace=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -46,13 +75,19 @@ class _Parser(argparse.ArgumentParser):
 # --------------------------------------------------------------------------------------------
 
 
-def read_matrix(path: str, what: str = "draws", key: Optional[str] = None) -> np.ndarray:
+def read_matrix(path: str, what: str = "draws", key: Optional[str] = None, header: str = "auto") -> np.ndarray:
     """A numeric matrix from .npy, .npz (``key``, default "draws"), or text (.csv, .txt, ...).
 
-    Text files: comma-, tab- or whitespace-separated numbers, one row per line; blank lines
-    and lines starting with ``#`` are skipped; a first line that is not numeric is a header
-    (a header starting with an empty field, as R's ``write.csv`` writes, also drops the first
-    column of row names). ``-`` reads text from standard input.
+    Text files: comma-, tab- or whitespace-separated numbers, one row per line; a UTF-8
+    byte-order mark is ignored; blank lines and lines starting with ``#`` are skipped. With
+    ``header="auto"`` the first line is a header when it names the columns (every field is a
+    name: neither a number nor a missing value such as ``NA``), or when it is exactly
+    ``0,1,...,w-1`` (w >= 2) above further lines, as ``pandas.DataFrame.to_csv(index=False)``
+    writes (a note on stderr says so). A header starting with an empty field, as R's
+    ``write.csv`` and pandas' ``to_csv()`` with its index write, also drops the first column of
+    row names. ``header="yes"``/``"no"`` force the choice. Any other non-number in a line, and
+    a non-integral value when ``what`` is not ``"data"``, is an error naming the line and
+    field. ``-`` reads text from standard input.
 
     Raises
     ------
@@ -60,7 +95,7 @@ def read_matrix(path: str, what: str = "draws", key: Optional[str] = None) -> np
         One-line messages naming the file (and line and field for text).
     """
     if path == "-":
-        return _parse_text(sys.stdin.read(), "<stdin>", what, ",")
+        return _parse_text(sys.stdin.read(), "<stdin>", what, ",", header)
     p = Path(path)
     if not p.exists():
         raise CLIError(f"{what} file not found: {path}")
@@ -90,7 +125,7 @@ def read_matrix(path: str, what: str = "draws", key: Optional[str] = None) -> np
         if suffix == ".npz":
             return _read_npz(p, path, what, key)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = p.read_text(encoding="utf-8-sig")  # -sig: a byte-order mark is dropped
         except UnicodeDecodeError:
             raise CLIError(
                 f"{path} is not a text file; {what} must be .npy, .npz, .csv or .txt"
@@ -98,7 +133,7 @@ def read_matrix(path: str, what: str = "draws", key: Optional[str] = None) -> np
     except PermissionError:
         raise CLIError(f"permission denied reading {what} file: {path}") from None
     delimiter = "\t" if suffix == ".tsv" else ("," if suffix == ".csv" else None)
-    return _parse_text(text, path, what, delimiter)
+    return _parse_text(text, path, what, delimiter, header)
 
 
 def _read_npz(p: Path, path: str, what: str, key: Optional[str]) -> np.ndarray:
@@ -137,12 +172,40 @@ def _is_number(field: str) -> bool:
     return True
 
 
+# Spellings of a missing value: never a column name, always an error in a data line.
+_MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "nil", "missing", "."})
+
+_HEADER_CHOICES = ("auto", "yes", "no")
+
+
 def _split(line: str, delimiter: Optional[str]) -> List[str]:
     parts = line.split(delimiter) if delimiter else line.split()
     return [f.strip().strip('"').strip("'") for f in parts]
 
 
-def _parse_text(text: str, path: str, what: str, delimiter: Optional[str]) -> np.ndarray:
+def _is_name(field: str) -> bool:
+    """A column name: not a number and not a spelling of a missing value."""
+    return not _is_number(field) and field.lower() not in _MISSING
+
+
+def _header_kind(fields: List[str]) -> Optional[str]:
+    """Whether the first line is a header: "names", "numbers" (0..w-1), or None (data).
+
+    A leading empty field (R's ``write.csv`` and pandas' index column) is a row-name column.
+    """
+    rest = fields[1:] if fields and fields[0] == "" and len(fields) > 1 else fields
+    if rest and all(_is_name(f) for f in rest):
+        return "names"
+    if len(rest) >= 2 and rest == [str(j) for j in range(len(rest))]:
+        return "numbers"  # pandas' default column names, 0..w-1
+    return None
+
+
+def _parse_text(
+    text: str, path: str, what: str, delimiter: Optional[str], header: str = "auto"
+) -> np.ndarray:
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a UTF-8 byte-order mark, as spreadsheets write: not part of the data
     rows = [
         (number, line)
         for number, line in enumerate(text.splitlines(), start=1)
@@ -153,14 +216,28 @@ def _parse_text(text: str, path: str, what: str, delimiter: Optional[str]) -> np
     if delimiter is None:
         first = rows[0][1]
         delimiter = "," if "," in first else ("\t" if "\t" in first else None)
+    first_fields = _split(rows[0][1], delimiter)
+    kind = _header_kind(first_fields)
+    if header == "yes":
+        has_header = True
+    elif header == "no":
+        has_header = False
+    else:
+        # A numeric 0..w-1 line is a header only above data (pandas' to_csv(index=False));
+        # it could also be a draw of w singletons, hence the note and --header no.
+        has_header = kind == "names" or (kind == "numbers" and len(rows) > 1)
+        if has_header and kind == "numbers" and first_fields[0] != "":
+            sys.stderr.write(
+                f"salsox: note: {_shown(path)}: line {rows[0][0]} (0, 1, ..., {len(first_fields) - 1}) is read as "
+                "a header of column numbers, as pandas writes; use --header no to read it as data\n"
+            )
     drop_first_column = False
-    header = _split(rows[0][1], delimiter)
-    if not all(_is_number(f) for f in header):
+    if has_header:
         if len(rows) == 1:
-            bad = next(f for f in header if not _is_number(f))
-            raise CLIError(f"{path}: line {rows[0][0]}: {bad!r} is not a number")
-        drop_first_column = header[0] == ""  # R's write.csv: a row-name column
+            raise CLIError(f"{path}: only a header line (line {rows[0][0]}), no {what}")
+        drop_first_column = first_fields[0] == "" and len(first_fields) > 1  # a row-name column
         rows = rows[1:]
+    integers = what != "data"  # labels must be integers; features (--data) may be any number
     width: Optional[int] = None
     out = []
     for number, line in rows:
@@ -174,20 +251,34 @@ def _parse_text(text: str, path: str, what: str, delimiter: Optional[str]) -> np
                 f"{path}: line {number} has {len(fields)} fields, expected {width} like the first row "
                 "(ragged rows)"
             )
-        try:
-            try:  # integers exactly (labels beyond 2**53 must not collapse in float64)
-                out.append(np.array([int(f) for f in fields], dtype=np.int64))
-            except (ValueError, OverflowError):
-                out.append(np.array(fields, dtype=np.float64))
-        except ValueError:
-            for j, f in enumerate(fields, start=1):
-                if not _is_number(f):
-                    raise CLIError(f"{path}: line {number}, field {j}: {f!r} is not a number") from None
-            raise CLIError(f"{path}: line {number} is not numeric") from None
+        out.append(_parse_row(fields, path, number, integers))
     matrix = np.vstack(out)
     if matrix.shape[1] == 0:
         raise CLIError(f"{what} file has no columns: {path}")
     return matrix
+
+
+def _parse_row(fields: List[str], path: str, number: int, integers: bool) -> np.ndarray:
+    """One data line as numbers; an error naming the line and field otherwise."""
+    try:  # integers exactly (labels beyond 2**53 must not collapse in float64)
+        return np.array([int(f) for f in fields], dtype=np.int64)
+    except (ValueError, OverflowError):
+        pass
+    for j, f in enumerate(fields, start=1):
+        if not _is_number(f):
+            hint = " (a missing value)" if f.lower() in _MISSING else ""
+            raise CLIError(f"{path}: line {number}, field {j}: {f!r} is not a number{hint}")
+    row = np.array(fields, dtype=np.float64)
+    if integers:
+        bad = np.flatnonzero(~np.isfinite(row) | (row != np.round(row)))
+        if bad.size:
+            j = int(bad[0])
+            if not np.isfinite(row[j]):
+                raise CLIError(f"{path}: line {number}, field {j + 1}: {fields[j]!r} is not a finite number")
+            raise CLIError(
+                f"{path}: line {number}, field {j + 1}: {fields[j]!r} is a non-integral value; labels must be integers"
+            )
+    return row
 
 
 def read_labels(path: str, key: Optional[str] = None, *, several: bool = False) -> np.ndarray:
@@ -206,7 +297,7 @@ def _load_draws(args: argparse.Namespace) -> Any:
     """The draws file as a validated :class:`salsox.Draws` (errors name the file)."""
     from .draws import Draws
 
-    draws = read_matrix(args.draws, "draws", getattr(args, "key", None))
+    draws = read_matrix(args.draws, "draws", getattr(args, "key", None), getattr(args, "header", "auto"))
     if draws.ndim != 2:
         raise CLIError(f"draws must be a 2-D matrix (draws x items), got a {draws.ndim}-D array from {args.draws}")
     try:
@@ -260,6 +351,12 @@ def _save_figure(fig: Any, path: str, dpi: int) -> None:
         fig.savefig(path, dpi=dpi)
     except (OSError, ValueError) as err:
         raise CLIError(f"cannot save the plot to {path}: {err}") from None
+    except MemoryError:  # the renderer's buffer (matplotlib reports "std::bad_alloc")
+        width, height = (int(v * dpi) for v in fig.get_size_inches())
+        raise CLIError(
+            f"cannot save the plot to {path}: not enough memory for a {width} x {height} pixel image "
+            f"at --dpi {dpi}; use a smaller --dpi"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -571,7 +668,7 @@ def _require_matplotlib() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _positive_int(name: str) -> Callable[[str], int]:
+def _positive_int(name: str, maximum: Optional[int] = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -579,6 +676,8 @@ def _positive_int(name: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
         if value < 1:
             raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{name} must be in [1, {maximum}], got {value}")
         return value
 
     return parse
@@ -599,6 +698,13 @@ def _add_draws(p: argparse.ArgumentParser) -> None:
         "draws", metavar="DRAWS", help="draws file: .npy, .npz, .csv or .txt (H rows x n items); - for stdin"
     )
     p.add_argument("--key", help="array name inside a .npz file (default: 'draws', or its only array)")
+    p.add_argument(
+        "--header",
+        choices=_HEADER_CHOICES,
+        default="auto",
+        help="whether a text draws file starts with a header line (default auto: a line of column "
+        "names, or 0,1,...,n-1 as pandas writes)",
+    )
 
 
 def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
@@ -639,7 +745,12 @@ def _add_plot(p: argparse.ArgumentParser) -> None:
         default="heatmap",
         help="what --plot draws (default heatmap)",
     )
-    p.add_argument("--dpi", type=_positive_int("--dpi"), default=100, help="resolution of --plot (default 100)")
+    p.add_argument(
+        "--dpi",
+        type=_positive_int("--dpi", _MAX_DPI),
+        default=100,
+        help=f"resolution of --plot, 1 to {_MAX_DPI} (default 100)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -769,12 +880,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _error_message(err: BaseException) -> str:
+def _error_message(err: BaseException, paths: Sequence[str] = ()) -> str:
+    """One line: the file names in ``paths`` and any other control characters escaped."""
     if isinstance(err, KeyError) and err.args:
         text = str(err.args[0])
     else:
         text = str(err) or type(err).__name__
-    return " ".join(text.split())  # one line
+    for path in sorted(paths, key=len, reverse=True):
+        if path and _shown(path) != path:
+            text = text.replace(path, _shown(path))  # a newline in a name is shown, not folded
+    return " ".join(_escape_controls(text, keep_whitespace=True).split())  # one line
+
+
+def _file_args(args: argparse.Namespace) -> List[str]:
+    return [v for v in (getattr(args, name, None) for name in _PATH_ARGS) if isinstance(v, str)]
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output file (--out, --plot) that is one of the input files."""
+    inputs = {name: getattr(args, name, None) for name in ("draws", "labels", "data")}
+    for option in ("out", "plot"):
+        out = getattr(args, option, None)
+        if not isinstance(out, str) or not os.path.exists(out):
+            continue
+        for name, path in inputs.items():
+            if not isinstance(path, str) or path == "-" or not os.path.exists(path):
+                continue
+            try:
+                same = os.path.samefile(out, path)
+            except OSError:
+                continue
+            if same:
+                raise CLIError(
+                    f"--{option} {out} is the {name} file {path}: writing it would overwrite the input; "
+                    "choose another output file"
+                )
+
+
+def _debug_enabled() -> bool:
+    """Whether SALSOX_DEBUG asks for tracebacks: 1, true, yes or on (any case)."""
+    return os.environ.get("SALSOX_DEBUG", "").strip().lower() in _TRUTHY
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -789,9 +934,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return 2
-    if os.environ.get("SALSOX_DEBUG"):
+    if _debug_enabled():
+        _check_outputs(args)
         return int(args.handler(args))
+    paths = _file_args(args)
     try:
+        _check_outputs(args)
         return int(args.handler(args))
     except KeyboardInterrupt:
         sys.stderr.write("\nsalsox: interrupted\n")
@@ -804,11 +952,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             pass
         return 0
     except (CLIError, ValueError, TypeError, KeyError, OSError, MemoryError, ImportError, PluginError) as err:
-        sys.stderr.write(f"salsox: error: {_error_message(err)}\n")
+        sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
         return 1
     except Exception as err:  # a bug: still one line, with a way to see more
         sys.stderr.write(
-            f"salsox: internal error: {type(err).__name__}: {_error_message(err)} "
+            f"salsox: internal error: {type(err).__name__}: {_error_message(err, paths)} "
             "(set SALSOX_DEBUG=1 for a traceback)\n"
         )
         return 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Union
 
 import numpy as np
@@ -25,10 +26,13 @@ class Draws:
     ----------
     draws : array-like of shape (H, n)
         Cluster labels, one row per draw. Any integer labels (starting at 1, with gaps,
-        negative), any integer dtype or integral floats, C or Fortran order, numpy arrays or
-        nested lists. The input is never modified. An ``xarray.DataArray`` with dimensions
-        (chain, draw, item), or an ArviZ ``(InferenceData, "variable")`` pair, is accepted too
-        (chains stacked; see :func:`salsox.from_arviz`).
+        negative, beyond 65,535), any integer dtype or integral floats (object arrays are
+        checked the same way), any layout (C or Fortran order, strided or reversed views,
+        memory maps) and byte order, numpy arrays, pandas DataFrames or nested lists: the
+        labels are read exactly, never narrowed. The input is never modified. An
+        ``xarray.DataArray`` with dimensions (chain, draw, item), or an ArviZ
+        ``(InferenceData, "variable")`` pair, is accepted too (chains stacked; see
+        :func:`salsox.from_arviz`).
 
     Each draw is relabelled internally to 0..k-1 and stored item-major with 8-bit labels when
     every draw has at most 256 clusters, 16-bit otherwise. Build a ``Draws`` once and pass it
@@ -63,8 +67,11 @@ class Draws:
             raise ValueError("draws has no draws (H = 0)")
         if arr.shape[1] == 0:
             raise ValueError("draws has no items (n = 0)")
-        if arr.dtype.newbyteorder("=") not in _ENGINE_DTYPES:
+        if arr.dtype not in _ENGINE_DTYPES:
             arr = arr.astype(np.int64)
+        # The engine reads the buffer as is: hand it C-contiguous, native-order integers
+        # (as_integer_array made the byte order native), whatever the input's layout.
+        arr = np.ascontiguousarray(arr)
         try:
             self._core = _core.CompactDraws(arr)
         except ValueError as err:
@@ -96,8 +103,14 @@ class Draws:
         return np.asarray(self._core.clusters_per_draw)
 
     def draw(self, h: int) -> np.ndarray:
-        """Draw ``h`` relabelled 0..k-1."""
-        return np.asarray(self._core.draw(int(h)))
+        """Draw ``h`` (0 <= h < n_draws) relabelled 0..k-1."""
+        # An integer only: True, 1.7 or "1" are mistakes, not indices.
+        if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral):
+            raise TypeError(f"draw index h must be an integer, got {type(h).__name__}")
+        index = int(h)
+        if not 0 <= index < self.n_draws:
+            raise IndexError(f"draw index h must be in [0, {self.n_draws}), got {index}")
+        return np.asarray(self._core.draw(index))
 
     def labels_matrix(self) -> np.ndarray:
         """The H x n relabelled draws, in the stored 8- or 16-bit width."""

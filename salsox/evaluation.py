@@ -90,8 +90,14 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
 Truth = Union[Draws, PSM, np.ndarray, Any]
 
 
-def as_truth(truth: Any, loss: Loss) -> Union[Draws, PSM]:
-    """Draws, or a PSM for PSM-based losses (given as :class:`PSM` or computed from draws)."""
+def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
+    """Draws, or a PSM for PSM-based losses (given as :class:`PSM` or computed from draws).
+
+    A bare float matrix with fractional entries, square, symmetric with a unit diagonal, is a
+    PSM for a PSM-based loss; a bare float 0/1 one is refused for losses that take either
+    (PSM-based ones and ``"binder"``), since it could be either: wrap it in :class:`PSM` or
+    :class:`Draws`. ``name`` is the argument named in errors.
+    """
     if isinstance(truth, PSM):
         return truth
     if isinstance(truth, Draws):
@@ -116,7 +122,30 @@ def as_truth(truth: Any, loss: Loss) -> Union[Draws, PSM]:
         and np.any((arr > 0) & (arr < 1))
     ):
         return PSM(arr)  # a float matrix with fractional entries cannot be draws
+    if (isinstance(loss, PSMLoss) or loss.name == "binder") and _looks_like_binary_psm(arr):
+        raise ValueError(
+            f"{name} is a square 0/1 float matrix that is symmetric with ones on its diagonal: it could be "
+            f"a similarity matrix or {arr.shape[0]} draws, which give different {loss.name!r} "
+            "answers. Wrap it: salsox.PSM(matrix) for a similarity matrix, salsox.Draws(matrix) "
+            "for draws"
+        )
     return Draws(arr)
+
+
+def _looks_like_binary_psm(arr: Any) -> bool:
+    """A bare float (or bool) n x n symmetric 0/1 matrix with a unit diagonal, n >= 3, not all ones.
+
+    Such a matrix is what ``np.eye(n)`` or a thresholded similarity matrix looks like; read as
+    draws or as a PSM it gives different answers (for n <= 2, or all ones, both readings
+    agree), so a loss that accepts either refuses to guess. Integer matrices are labels: draws
+    are integers, and a similarity matrix is not.
+    """
+    if not isinstance(arr, np.ndarray) or arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 3:
+        return False
+    if arr.dtype.kind not in "bf":
+        return False
+    binary = (arr == 0) | (arr == 1)
+    return bool(np.all(binary) and np.all(np.diag(arr) == 1) and np.array_equal(arr, arr.T) and not np.all(arr == 1))
 
 
 def partition_loss(
@@ -145,7 +174,7 @@ def partition_loss(
     Count-based losses cost O(H n) per estimate.
     """
     loss = get_loss(loss)
-    t = as_truth(truth, loss)
+    t = as_truth(truth, loss, "truth")
     n = t.n_items
     est, single = as_label_matrix(estimate, "estimate", n)
     jobs = check_n_jobs(n_jobs)

@@ -142,7 +142,9 @@ def salso(
     ----------
     draws : array-like (H, n), Draws, or PSM
         Posterior draws of the partition (one row per draw, any integer labels). PSM-based
-        losses (``"VI.lb"``, ``"omARI.approx"``, and ``"binder"``) also accept a :class:`PSM`.
+        losses (``"VI.lb"``, ``"omARI.approx"``, and ``"binder"``) also accept a :class:`PSM`;
+        for them a bare float square 0/1 matrix, symmetric with ones on the diagonal (such as
+        ``np.eye(n)``), is refused as ambiguous: wrap it in :class:`PSM` or :class:`Draws`.
     loss : str or Loss, default "VI"
         The loss to minimise (see :mod:`salsox.losses`), e.g. ``"binder"``, ``VI(a=0.5)``.
     max_clusters : int, optional
@@ -228,7 +230,10 @@ def salso(
     else:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)):
             raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
-        budget = float(seconds)
+        try:
+            budget = float(seconds)
+        except OverflowError:  # an integer beyond float range, e.g. 10**400
+            raise ValueError("seconds must be finite and > 0, got an integer too large for a float") from None
         if not np.isfinite(budget) or budget <= 0:
             raise ValueError(f"seconds must be finite and > 0, got {seconds!r}")
     jobs = check_n_jobs(n_jobs)

@@ -33,12 +33,40 @@ void bind_plugins(py::module_& m);  // plugins.cpp
 namespace {
 
 template <class Int>
-CompactDraws* make_draws(const CArray<Int>& raw) {
-  if (raw.ndim() != 2) throw std::invalid_argument("draws must be a 2-D array");
+CompactDraws* make_draws_typed(const py::array& raw) {
   const auto H = raw.shape(0), n = raw.shape(1);
-  const Int* data = raw.data();
+  const Int* data = static_cast<const Int*>(raw.data());
   py::gil_scoped_release release;
   return new CompactDraws(data, H, n);
+}
+
+// The labels exactly as given: a C-contiguous, native-byte-order integer array, dispatched on
+// its dtype. Nothing is converted here, because a converting overload would narrow the labels
+// (e.g. forcecast to uint8 merges labels that differ by a multiple of 256); the Python layer
+// hands over a canonical array, and anything else is refused rather than cast.
+CompactDraws* make_draws(const py::array& raw) {
+  if (raw.ndim() != 2) throw std::invalid_argument("draws must be a 2-D array");
+  if (!(raw.flags() & py::array::c_style))
+    throw std::invalid_argument("draws must be a C-contiguous array (internal: pass np.ascontiguousarray)");
+  const py::dtype dt = raw.dtype();
+  if (dt.byteorder() == '>' || dt.byteorder() == '<')  // '=' or '|' are native
+    throw std::invalid_argument("draws must be in native byte order (internal: convert first)");
+  if (dt.kind() == 'u') {
+    switch (dt.itemsize()) {
+      case 1: return make_draws_typed<std::uint8_t>(raw);
+      case 2: return make_draws_typed<std::uint16_t>(raw);
+      case 4: return make_draws_typed<std::uint32_t>(raw);
+      case 8: return make_draws_typed<std::uint64_t>(raw);
+    }
+  } else if (dt.kind() == 'i') {
+    switch (dt.itemsize()) {
+      case 1: return make_draws_typed<std::int8_t>(raw);
+      case 2: return make_draws_typed<std::int16_t>(raw);
+      case 4: return make_draws_typed<std::int32_t>(raw);
+      case 8: return make_draws_typed<std::int64_t>(raw);
+    }
+  }
+  throw py::type_error("draws must be an integer array, got dtype " + std::string(py::str(dt)));
 }
 
 LossKind parse_kind(const std::string& kind) {
@@ -73,14 +101,7 @@ PYBIND11_MODULE(_core, m) {
   pthread_atfork(nullptr, nullptr, &note_fork_child);
 
   py::class_<CompactDraws>(m, "CompactDraws")
-      // Exact-dtype overloads first, so narrow label arrays are never widened in a copy.
-      .def(py::init(&make_draws<std::uint8_t>), py::arg("labels"))
-      .def(py::init(&make_draws<std::uint16_t>), py::arg("labels"))
-      .def(py::init(&make_draws<std::int8_t>), py::arg("labels"))
-      .def(py::init(&make_draws<std::int16_t>), py::arg("labels"))
-      .def(py::init(&make_draws<std::uint32_t>), py::arg("labels"))
-      .def(py::init(&make_draws<std::int32_t>), py::arg("labels"))
-      .def(py::init(&make_draws<std::int64_t>), py::arg("labels"))
+      .def(py::init(&make_draws), py::arg("labels"))
       .def("labels_matrix",
            [](const CompactDraws& d) -> py::array {
              // H x n relabelled draws in the stored width (for pickling and workers).
