@@ -79,6 +79,10 @@ class ChipsResult:
         stopped, ``unallocated`` with ``unallocated_counts``. ``start_count`` is the number of
         draws consistent with the start.
 
+    draws : Draws
+        The draws it was computed from (kept for :meth:`threshold` and the properties below;
+        not copied, not shown).
+
     ``consistent_draws`` and ``cluster_probability`` are computed on first access.
     """
 

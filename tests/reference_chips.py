@@ -67,8 +67,8 @@ def chips_run(
         rows = np.flatnonzero(A)
         joined = cmap[rows[:, None], z[rows][:, U]]  # |A| x |U|: the CHIPS cluster each joins
         joined[joined < 0] = K  # unmapped: a new cluster
-        table = np.zeros((U.size, K + 1), dtype=np.int64)
-        np.add.at(table, (np.broadcast_to(np.arange(U.size), joined.shape), joined), 1)
+        cells = (np.arange(U.size) * (K + 1) + joined).ravel()  # (item, cluster) pairs
+        table = np.bincount(cells, minlength=U.size * (K + 1)).reshape(U.size, K + 1)
         c = table.max(axis=1)
         best = int(c.max())
         if best / H < threshold:

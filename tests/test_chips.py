@@ -222,3 +222,23 @@ def test_bad_draws_and_threshold_calls_raise() -> None:
     path = salsox.chips(np.array([[0, 0, 1], [0, 1, 1]]), seed=0, initial=[0, 1, -1])
     with pytest.raises(ValueError, match="gamma"):
         path.threshold(0.9)
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_stops_the_runs(shared_dir) -> None:
+    import _thread
+    import threading
+
+    from conftest import load_draws
+
+    draws = salsox.Draws(load_draws("ex1"))
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        # Thousands of runs: minutes of work unless the monitor's poll stops them.
+        with pytest.raises(KeyboardInterrupt) as excinfo:
+            salsox.chips(draws, n_runs=5000, n_jobs=1, seed=0)
+    finally:
+        timer.cancel()
+    # Raised by the engine call itself, not by Python code after the runs had finished.
+    assert "_core.chips(" in str(excinfo.traceback[-1].statement)

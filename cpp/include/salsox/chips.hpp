@@ -13,7 +13,8 @@
 // draws counted for a label created at step t were counted for "new" before it), so a stale
 // count is an upper bound. Items are examined in decreasing order of their bound and the
 // search for the step's maximum stops as soon as no remaining bound can reach it; the tie set
-// found is the same as a full recount would give.
+// found is the same as a full recount would give. And an item that all draws of A put in one
+// existing CHIPS cluster keeps c_i = |A| from then on, so it is never recounted.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -126,6 +127,7 @@ class ChipsRun {
     for (std::size_t t = 0; t < active_.size(); ++t) abase_[t] = v_.base[active_[t]];
     labels_ = start_.labels;
     K_ = start_.K0;
+    full_.assign(labels_.size(), 0);
     const auto H = static_cast<double>(v_.H);
     // Upper bounds on c_i in a max-heap of (bound, item).
     heap_.clear();
@@ -142,7 +144,10 @@ class ChipsRun {
         const std::int32_t i = heap_.back().second;
         heap_.pop_back();
         control.poll();
-        const std::int64_t c = count(i, false);
+        // An item all of whose consistent draws put it in one existing cluster keeps doing so
+        // as A shrinks: its count is |A| without a recount.
+        const std::int64_t c = full_[i] ? static_cast<std::int64_t>(active_.size()) : count(i, false);
+        if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) full_[i] = 1;
         examined_.emplace_back(c, i);
         if (c > best) {
           best = c;
@@ -152,7 +157,9 @@ class ChipsRun {
       }
       if (static_cast<double>(best) / H < o.threshold) {
         // Stop: every unallocated item with its exact count.
-        for (const auto& e : heap_) examined_.emplace_back(count(e.second, false), e.second);
+        for (const auto& e : heap_)
+          examined_.emplace_back(full_[e.second] ? static_cast<std::int64_t>(active_.size()) : count(e.second, false),
+                                 e.second);
         std::sort(examined_.begin(), examined_.end(),
                   [](const auto& a, const auto& b) { return a.second < b.second; });
         for (const auto& e : examined_) {
@@ -190,10 +197,37 @@ class ChipsRun {
     std::int64_t* cnt = cnt_.data();
     const std::size_t na = active_.size();
     touched_.clear();
-    for (std::size_t t = 0; t < na; ++t) {
-      std::int32_t c = map[ab[t] + li[act[t]]];
-      if (c < 0) c = K_;
-      if (cnt[c]++ == 0) touched_.push_back(c);
+    const auto labels = static_cast<std::size_t>(K_) + 1;
+    if (4 * labels <= na) {
+      // Few labels for many draws: four interleaved tallies, so that consecutive draws
+      // landing in the same cluster do not wait on each other's increment.
+      lanes_.assign(4 * labels, 0);
+      std::int64_t* lane = lanes_.data();
+      std::size_t t = 0;
+      auto at = [&](std::size_t u) {
+        const std::int32_t c = map[ab[u] + li[act[u]]];
+        return static_cast<std::size_t>(c < 0 ? K_ : c) * 4;
+      };
+      for (; t + 4 <= na; t += 4) {
+        ++lane[at(t)];
+        ++lane[at(t + 1) + 1];
+        ++lane[at(t + 2) + 2];
+        ++lane[at(t + 3) + 3];
+      }
+      for (; t < na; ++t) ++lane[at(t)];
+      for (std::size_t c = 0; c < labels; ++c) {
+        const std::int64_t sum = lane[4 * c] + lane[4 * c + 1] + lane[4 * c + 2] + lane[4 * c + 3];
+        if (sum > 0) {
+          cnt[c] = sum;
+          touched_.push_back(static_cast<std::int32_t>(c));
+        }
+      }
+    } else {
+      for (std::size_t t = 0; t < na; ++t) {
+        std::int32_t c = map[ab[t] + li[act[t]]];
+        if (c < 0) c = K_;
+        if (cnt[c]++ == 0) touched_.push_back(c);
+      }
     }
     std::int64_t best = 0;
     for (const auto c : touched_) best = std::max(best, cnt[c]);
@@ -239,8 +273,9 @@ class ChipsRun {
 
   const DrawsView<Label>& v_;
   const ChipsStart& start_;
-  std::vector<std::int64_t> cnt_;
+  std::vector<std::int64_t> cnt_, lanes_;
   std::vector<std::int32_t> map_, active_, labels_, touched_, ties_, label_ties_;
+  std::vector<std::uint8_t> full_;
   std::vector<std::int64_t> abase_;
   std::vector<std::pair<std::int64_t, std::int32_t>> heap_, examined_;
   std::int32_t K_ = 0;
