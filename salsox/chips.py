@@ -94,7 +94,7 @@ class ChipsResult:
     mode: str
     run: Union[int, np.ndarray]
     threshold_used: float
-    info: Dict[str, Any]
+    info: Dict[str, Any] = dataclasses.field(repr=False)
     draws: Draws = dataclasses.field(repr=False)
 
     @functools.cached_property

@@ -18,6 +18,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -69,6 +70,7 @@ struct ChipsRunResult {
 // `initial`: n labels, -1 for unallocated, others 0..K0-1 each used (nullptr: none).
 template <class Label>
 ChipsStart chips_start(const DrawsView<Label>& v, const std::int32_t* initial) {
+  if (v.H > INT32_MAX) throw std::invalid_argument("chips supports at most 2^31 - 1 draws");
   ChipsStart s;
   s.labels.assign(static_cast<std::size_t>(v.n), -1);
   s.map.assign(static_cast<std::size_t>(v.rows), -1);
