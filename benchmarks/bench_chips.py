@@ -103,7 +103,7 @@ def main() -> None:
                 ]
             )
     print(
-        f"salsox: {args.runs} runs (per-run time at n_jobs=1; 'all s': all runs, all threads, "
+        f"salsox: {args.runs} runs (per-run CPU time at n_jobs=1; 'all s': wall time of all runs on all threads, "
         f"{salsox._core.max_threads()} available); numpy: {args.ref_runs} runs; threshold {args.threshold}"
     )
     print_table(
@@ -112,8 +112,8 @@ def main() -> None:
             "mode",
             "H",
             "n",
-            "salsox s/run",
-            "numpy s/run",
+            "salsox cpu s/run",
+            "numpy cpu s/run",
             "x faster",
             "all s",
             "items",
