@@ -19,6 +19,7 @@ from .search import Estimate, dlso, salso
 from .progress import ProgressBar, SearchProgress
 from .summary import Summary, summarize
 from .credible_ball import CredibleBall, credible_ball
+from .chips import ChipsResult, chips
 from .tuning import TuneResult, tune
 from ._ecosystem import from_arviz, from_xarray
 from . import plots  # matplotlib itself is imported only when a plot is drawn
@@ -51,6 +52,8 @@ __all__ = [
     "summarize",
     "CredibleBall",
     "credible_ball",
+    "ChipsResult",
+    "chips",
     "TuneResult",
     "tune",
     "from_arviz",

@@ -29,6 +29,7 @@ using namespace salsox;
 using namespace salsox::bindings;
 
 void bind_plugins(py::module_& m);  // plugins.cpp
+void register_chips(py::module_& m);  // chips.cpp
 
 namespace {
 
@@ -309,6 +310,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
 
   bind_plugins(m);
+  register_chips(m);
 
   m.def("max_threads", [] {
 #ifdef _OPENMP

@@ -1,0 +1,139 @@
+// Bindings of the CHIPS engine (salsox/chips.hpp): runs with the GIL released, Ctrl-C through
+// the search's monitor, results as numpy arrays. Validation with friendly messages happens in
+// salsox/chips.py; checks here only guard memory safety.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "salsox/chips.hpp"
+#include "salsox/draws.hpp"
+#include "common.hpp"
+
+namespace py = pybind11;
+using namespace salsox;
+using namespace salsox::bindings;
+
+namespace {
+
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs, int n_jobs, std::uint64_t seed,
+               const std::string& mode, const std::optional<CArray<std::int32_t>>& initial,
+               std::int64_t first_run) {
+  if (n_runs < 1) throw std::invalid_argument("n_runs must be >= 1");
+  if (mode != "path" && mode != "single" && mode != "all") throw std::invalid_argument("unknown chips mode");
+  const std::int32_t* init = nullptr;
+  if (initial) {
+    if (initial->ndim() != 1 || initial->shape(0) != draws.n()) throw std::invalid_argument("initial must have n labels");
+    init = initial->data();
+  }
+  ChipsOptions opts;
+  opts.n_runs = n_runs;
+  opts.threshold = threshold;
+  opts.n_jobs = n_jobs;
+  opts.seed = seed;
+  opts.first_run = first_run;
+  ChipsStart start;
+  ChipsRuns res;
+  std::vector<ChipsRow> rows;
+  PythonMonitor monitor{py::none()};
+  {
+    py::gil_scoped_release release;
+    draws.visit([&](auto v) {
+      start = chips_start(v, init);
+      res = run_chips(v, start, opts, monitor.monitor());
+    });
+    if (!res.interrupted) rows = mode == "path" ? chips_path(start, res.runs) : chips_finals(start, res.runs);
+  }
+  if (res.interrupted) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  if (mode == "single") rows.resize(1);
+  const auto n = draws.n();
+  const auto m = static_cast<py::ssize_t>(rows.size());
+  py::array_t<std::int32_t> labels({m, static_cast<py::ssize_t>(n)});
+  py::array_t<std::int64_t> counts(m), sizes(m), run_of(m);
+  py::list unallocated;
+  for (py::ssize_t r = 0; r < m; ++r) {
+    const auto& row = rows[static_cast<std::size_t>(r)];
+    std::copy(row.labels.begin(), row.labels.end(), labels.mutable_data() + r * n);
+    counts.mutable_data()[r] = row.count;
+    sizes.mutable_data()[r] = row.size;
+    const auto& run = res.runs[static_cast<std::size_t>(row.run)];
+    run_of.mutable_data()[r] = run.run;
+    if (row.final_state) unallocated.append(py::make_tuple(to_array(run.unallocated), to_array(run.unallocated_counts)));
+    else unallocated.append(py::none());
+  }
+  py::list runs;
+  for (const auto& run : res.runs) {
+    py::dict d;
+    d["run"] = run.run;
+    d["items"] = to_array(run.items);
+    d["labels"] = to_array(run.labels);
+    d["counts"] = to_array(run.counts);
+    d["unallocated"] = to_array(run.unallocated);
+    d["unallocated_counts"] = to_array(run.unallocated_counts);
+    d["stopped"] = run.stopped;
+    runs.append(d);
+  }
+  py::dict out;
+  out["labels"] = labels;
+  out["counts"] = counts;
+  out["n_items"] = sizes;
+  out["run"] = run_of;
+  out["unallocated"] = unallocated;
+  out["runs"] = runs;
+  out["start_count"] = static_cast<std::int64_t>(start.active.size());
+  out["start_size"] = start.size;
+  return out;
+}
+
+// For each row of `labels` (M x n, -1 unallocated): the mask of consistent draws (M x H) and,
+// per row, for each cluster the number of draws in which all its members share a label.
+py::tuple chips_consistency_rows(const CompactDraws& draws, const CArray<std::int32_t>& labels, int n_jobs) {
+  const auto n = draws.n(), H = draws.H();
+  if (labels.ndim() != 2 || labels.shape(1) != n) throw std::invalid_argument("labels must be M x n");
+  const std::int64_t M = labels.shape(0);
+  const std::int32_t* lab = labels.data();
+  for (std::int64_t x = 0; x < M * n; ++x)
+    if (lab[x] < -1 || lab[x] >= n) throw std::invalid_argument("labels must be -1 or 0..n-1");
+  py::array_t<std::uint8_t> mask({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(H)});
+  std::uint8_t* out = mask.mutable_data();
+  std::vector<std::vector<std::int64_t>> together(static_cast<std::size_t>(M));
+  {
+    py::gil_scoped_release release;
+    draws.visit([&](auto v) {
+      const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M)));
+#pragma omp parallel num_threads(threads)
+      {
+        std::vector<std::int32_t> stamp(static_cast<std::size_t>(v.rows), -1);
+#pragma omp for schedule(dynamic)
+        for (std::int64_t r = 0; r < M; ++r)
+          chips_consistency(v, lab + r * n, out + r * H, together[static_cast<std::size_t>(r)], stamp);
+      }
+    });
+  }
+  py::list clusters;
+  for (const auto& t : together) clusters.append(to_array(t));
+  return py::make_tuple(mask, clusters);
+}
+
+}  // namespace
+
+void register_chips(py::module_& m) {
+  m.def("chips", &chips, py::arg("draws"), py::arg("threshold"), py::arg("n_runs"), py::arg("n_jobs"),
+        py::arg("seed"), py::arg("mode"), py::arg("initial") = py::none(), py::arg("first_run") = 0,
+        "CHIPS runs and the chosen rows (path, single-best or all final states).");
+  m.def("chips_consistency", &chips_consistency_rows, py::arg("draws"), py::arg("labels"), py::arg("n_jobs") = 1,
+        "Consistent-draw masks and per-cluster together-counts of sub-partitions.");
+}
