@@ -618,8 +618,8 @@ def _exact_pair_losses(x: np.ndarray, y: np.ndarray, a: float, b: float):
 
     table = contingency(x, y)
     n = int(table.sum())
-    sq = lambda c: sum(int(v) * int(v) for v in np.asarray(c).ravel())  # noqa: E731
-    c2 = lambda c: sum(int(v) * (int(v) - 1) // 2 for v in np.asarray(c).ravel())  # noqa: E731
+    sq = lambda c: sum(int(v) * int(v) for v in np.asarray(c).ravel())
+    c2 = lambda c: sum(int(v) * (int(v) - 1) // 2 for v in np.asarray(c).ravel())
     rows, cols = table.sum(axis=1), table.sum(axis=0)
     binder = (Fraction(a) * (sq(rows) - sq(table)) + Fraction(b) * (sq(cols) - sq(table))) / n**2
     pairs = n * (n - 1) // 2
