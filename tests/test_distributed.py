@@ -38,7 +38,7 @@ def test_cluster_estimate_is_identical_to_local(client, loss):
     assert [r["loss"] for r in local.info["runs"]] == [r["loss"] for r in remote.info["runs"]]
     assert local.info["best_run"] == remote.info["best_run"]
     # Run by run: the same random stream gives the same initialisation, scans and updates.
-    drop = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
+    drop = lambda r: {k: v for k, v in r.items() if k != "seconds"}
     assert [drop(r) for r in local.info["runs"]] == [drop(r) for r in remote.info["runs"]]
 
 

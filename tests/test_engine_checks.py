@@ -119,6 +119,22 @@ def test_ties_keep_an_item_where_it_is(seed):
     assert kept >= 6
 
 
+def test_every_item_is_scanned():
+    # A start one move from the optimum: two blocks of 3 with one item of block 1 put in
+    # block 0. Only that item gains by moving, so one scan must reach it wherever the scan's
+    # random order puts it (a scan that skipped an item would stop here about 1 run in 6).
+    truth = np.repeat([0, 1], 3)
+    draws = np.tile(truth, (5, 1))
+    start = truth.copy()
+    start[5] = 0
+    for seed in range(60):
+        name, make, _, _, _ = LOSSES[seed % len(LOSSES)]
+        est = salsox.salso(draws, make(), initializer=lambda d, k, rng: start, n_runs=1, max_zealous=0,
+                           seed=seed, n_jobs=1)
+        assert est.labels.tolist() == truth.tolist(), (seed, name, est.labels.tolist())
+        assert est.expected_loss == 0.0
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_best_run_is_the_lowest_run_among_equal_losses(seed):
     # Easy draws: every run finds the same partition. Runs finish in any order on several
