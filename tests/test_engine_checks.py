@@ -119,6 +119,34 @@ def test_ties_keep_an_item_where_it_is(seed):
     assert kept >= 6
 
 
+_CAP_SCRIPT = """
+import numpy as np, salsox
+worst = -10**9
+for seed in range(40):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 25))
+    draws = rng.integers(0, int(rng.integers(2, 7)), (int(rng.integers(3, 30)), n))
+    for cap in (1, 2, 3):
+        for loss in ("binder", "VI", "omARI", "NID"):
+            est = salsox.salso(draws, loss, max_clusters=cap, n_runs=2, seed=seed, n_jobs=1)
+            worst = max(worst, est.n_clusters - cap, int(est.labels.max()) + 1 - cap)
+print("excess", worst)
+"""
+
+
+def test_cluster_cap_is_never_exceeded(tmp_path):
+    # In a child process: an engine that opened one cluster too many would write past its
+    # tables, and a crash there must fail this test, not end the test run.
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _CAP_SCRIPT], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, f"the capped searches crashed (status {proc.returncode}): {proc.stderr[-2000:]}"
+    # (The last line: an editable install may print its rebuild first.)
+    assert proc.stdout.strip().splitlines()[-1] == "excess 0", proc.stdout
+
+
 def test_every_item_is_scanned():
     # A start one move from the optimum: two blocks of 3 with one item of block 1 put in
     # block 0. Only that item gains by moving, so one scan must reach it wherever the scan's

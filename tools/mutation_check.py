@@ -33,9 +33,16 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
+# Where the snapshot, the scratch venv and the build live (--workdir moves them, so that two
+# checks can run side by side).
 SRC = ROOT / "build" / "mutant-src"
 VENV = ROOT / "build" / "mutant-venv"
 BUILD_DIR = ROOT / "build" / "mutant"
+
+
+def set_workdir(workdir: Path) -> None:
+    global SRC, VENV, BUILD_DIR
+    SRC, VENV, BUILD_DIR = workdir / "mutant-src", workdir / "mutant-venv", workdir / "mutant"
 PER_TEST_TIMEOUT = 120  # seconds: a mutant that makes the search cycle is caught by this
 RUN_TIMEOUT = 900  # seconds for one mutant's whole test run
 
@@ -239,7 +246,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated build and test run")
     parser.add_argument("--opt", default="O0", choices=["O0", "O1", "O2", "O3"], help="optimisation level (default O0)")
+    parser.add_argument("--workdir", type=Path, default=ROOT / "build", help="for the snapshot, venv and build")
     args = parser.parse_args(argv)
+    set_workdir(args.workdir.resolve())
     chosen = [m for m in MUTANTS if not args.names or any(w in m.name for w in args.names)]
     if args.list:
         for m in MUTANTS:
