@@ -91,19 +91,22 @@ def test_hypothesis_runs_are_derandomised():
 
 
 def _pivot_problem(m: int = 3):
-    """Two blocks of m items and a pivot that joins block 0 in one draw and block 1 in the
-    other: moving the pivot across is an exact tie, by symmetry, for every loss."""
-    draws = np.array([[0] * m + [1] * m + [0], [0] * m + [1] * m + [1]])
-    return draws, draws[0].copy()
+    """Two blocks of m items and a pivot (the last item) that joins block 0 in one draw and
+    block 1 in the other: moving the pivot across is an exact tie, by symmetry, for every loss."""
+    return np.array([[0] * m + [1] * m + [0], [0] * m + [1] * m + [1]])
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_ties_keep_an_item_where_it_is(seed):
+@pytest.mark.parametrize("side", [0, 1], ids=["pivot-in-first-cluster", "pivot-in-second-cluster"])
+def test_ties_keep_an_item_where_it_is(seed, side):
     # The engine's rule (search.hpp, pick): an item moves only for a strict improvement, so
-    # a scan that meets only ties changes nothing and the search stops after one scan.
-    draws, start = _pivot_problem()
+    # a scan that meets only ties changes nothing and the search stops after one scan. The
+    # pivot starts in either cluster: in the second, the tied alternative is the lower slot,
+    # which a "lowest slot wins" rule without the stay-on-tie rule would pick.
+    draws = _pivot_problem()
+    start = draws[side].copy()
     moves = single_moves(start, 3)
-    across = next(i for i, mv in enumerate(moves) if mv[-1] == 1 and (mv[:-1] == start[:-1]).all())
+    across = next(i for i, mv in enumerate(moves) if mv[-1] != start[-1] and (mv[:-1] == start[:-1]).all())
     kept = 0
     for name, make, family, a, b in LOSSES:
         values = expected_losses_batch(np.vstack([start, moves]), draws, family, a, b)
