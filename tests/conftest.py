@@ -8,10 +8,23 @@ found relative to this file, never copied into the repository.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis: derandomised by default, so that CI runs the same examples every time (a
+# failure is reproducible, and a run cannot pass by luck). SALSOX_HYPOTHESIS_PROFILE=explore
+# draws fresh random examples (more of them) for local bug hunting. Instrumented builds
+# (tools/sanitize.sh, tools/debug_build.sh) set SALSOX_SLOW_BUILD and run fewer examples.
+_SLOW = bool(os.environ.get("SALSOX_SLOW_BUILD"))
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+               print_blob=True)
+settings.register_profile("salsox", derandomize=True, max_examples=40 if _SLOW else 150, **_COMMON)
+settings.register_profile("explore", derandomize=False, max_examples=40 if _SLOW else 1000, **_COMMON)
+settings.load_profile(os.environ.get("SALSOX_HYPOTHESIS_PROFILE", "salsox"))
 
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 

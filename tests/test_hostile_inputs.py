@@ -217,6 +217,28 @@ def one_item_estimate(est: Any) -> None:
     assert est.n_clusters == 1 and est.expected_loss == 0.0
 
 
+def same_draws_as_base(rows: Any) -> None:
+    assert len(rows) == BASE.shape[0]
+    for r, b in zip(rows, BASE):
+        np.testing.assert_array_equal(canonical(r), canonical(b))
+
+
+def one_item_enumeration(res: Any) -> None:
+    np.testing.assert_array_equal(res.labels, [0])
+    assert res.expected_loss == 0.0, res.expected_loss
+
+
+def capped_at_two(est: Any) -> None:
+    assert est.n_clusters <= 2, est.n_clusters
+    assert np.isfinite(est.expected_loss), est.expected_loss
+
+
+def at_least_one_run(est: Any) -> None:
+    # A budget too small for any run still completes one (documented), with a real estimate.
+    assert est.info["runs_done"] == 1 and est.info["budget_exhausted"], est.info
+    finite_nonnegative(est)
+
+
 def equals_draw(draw: Sequence[int]) -> Callable[[Any], None]:
     def check(est: Any) -> None:
         np.testing.assert_array_equal(est.labels, canonical(draw))
@@ -311,7 +333,7 @@ for dname, value in valid_draws_variants().items():
         f"Draws[draws={dname}]",
         lambda d: [salsox.Draws(d).draw(h) for h in range(BASE.shape[0])],
         value,
-        check=lambda rows: [np.testing.assert_array_equal(canonical(r), canonical(b)) for r, b in zip(rows, BASE)],
+        check=same_draws_as_base,
     )
 
 # One item, one draw, both; 65,536 clusters (the most supported) in one draw.
@@ -336,7 +358,7 @@ for loss in LOSS_NAMES:
         salsox.minimize_by_enumeration,
         ONE_ITEM,
         loss,
-        check=lambda r: (np.testing.assert_array_equal(r.labels, [0]), math.isclose(r.expected_loss, 0.0)),
+        check=one_item_enumeration,
     )
 case("psm[one-item]", salsox.psm, ONE_ITEM, check=equals(np.ones((1, 1))))
 case(
@@ -373,7 +395,7 @@ case(
     max_scans=1,
     max_zealous=0,
     seed=1,
-    check=lambda est: (est.n_clusters <= 2 and np.isfinite(est.expected_loss)) or None,
+    check=capped_at_two,
 )
 # The estimate of 65,536 singletons against 65,536 singletons: 17 GB of count tables if done
 # naively; a clear MemoryError or the answer 0 are both fine, a crash is not.
@@ -478,8 +500,17 @@ for cls in (salsox.Binder, salsox.VI):
         ("a=None", dict(a=None), TypeError),
         ("a=complex", dict(a=1j), TypeError),
     ]:
-        case(f"{cls.__name__}[{pid}]", cls, raises=exc, match="a|b", **kw)
-    case(f"get_loss[{cls.name},a=-1]", salsox.losses.get_loss, cls.name, a=-1.0, raises=ValueError, match="a")
+        # The message names the offending cost and what is wrong with it.
+        what = "must be finite and > 0" if exc is ValueError else "must be a positive real number"
+        case(f"{cls.__name__}[{pid}]", cls, raises=exc, match=f"^{pid[0]} {what}, got ", **kw)
+    case(
+        f"get_loss[{cls.name},a=-1]",
+        salsox.losses.get_loss,
+        cls.name,
+        a=-1.0,
+        raises=ValueError,
+        match=r"^a must be finite and > 0, got -1\.0",
+    )
 
 # Huge parameters that are meaningful give the answer of their largest effective value.
 case(
@@ -512,7 +543,7 @@ case(
     n_jobs=1,
     n_runs=4,
     seconds=5e-324,
-    check=lambda est: (est.info["runs_done"] >= 1 and finite_nonnegative(est)) or None,
+    check=at_least_one_run,
 )
 case(
     "salso[memory_limit=2**70]", salsox.salso, D, seed=7, n_jobs=1, n_runs=4, memory_limit=2**70, check=same_estimate()
@@ -773,7 +804,7 @@ case(
     salsox.minimize_by_enumeration,
     lambda: ro(np.zeros((2, 13), int)),
     raises=ValueError,
-    match="12",
+    match=r"n = 13 items; minimize_by_enumeration supports at most n = 12",
 )
 for pid, cs, exc in [
     ("0", 0, ValueError),
@@ -844,7 +875,8 @@ for pid, v, exc in [
     ("nan", float("nan"), TypeError),
     ("list", [3], TypeError),
 ]:
-    case(f"bell[n={pid}]", salsox.bell, v, raises=exc, match="n")
+    what = "must be >= 0" if exc is ValueError else "must be an integer"
+    case(f"bell[n={pid}]", salsox.bell, v, raises=exc, match=f"^n {what}, got ")
 for v in (0, 1, 2, 5, 12, 13, 200):
     case(f"bell[n={v}]", salsox.bell, v, check=equals(bell_by_stirling(v)))
 case("bell[n=np.int64]", salsox.bell, np.int64(6), check=equals(203))
@@ -898,7 +930,10 @@ def execute(c: Case) -> None:
                 raise
         else:
             assert c.check is not None
-            c.check(result)
+            # A check asserts; one that returned a value (a boolean the runner would ignore)
+            # is a check that cannot fail.
+            returned = c.check(result)
+            assert returned is None, f"the check of {c.id} returned {returned!r} instead of asserting"
     for a, before, writable in zip(arrays, copies, flags):
         np.testing.assert_array_equal(a, before, err_msg="the input array was modified")
         assert a.flags.writeable == writable, "the input array's flags were changed"

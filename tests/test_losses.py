@@ -605,3 +605,66 @@ def test_iris_omari_one_cluster_is_0998():
     assert got == pytest.approx(0.998, rel=1e-12)
     stats = [table_stats(contingency(d, np.ones(draws.shape[1], dtype=int))) for d in draws]
     assert expected_loss_from_stats(stats, "omARI") == pytest.approx(0.998, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Large n: a one-item difference must never score as a zero loss (issue 12, part 2)
+# ---------------------------------------------------------------------------
+
+
+def _exact_pair_losses(x: np.ndarray, y: np.ndarray, a: float, b: float):
+    """Exact Binder(a, b) (truth x, estimate y), RI and ARI from integer counts (Fractions)."""
+    from fractions import Fraction
+
+    table = contingency(x, y)
+    n = int(table.sum())
+    sq = lambda c: sum(int(v) * int(v) for v in np.asarray(c).ravel())
+    c2 = lambda c: sum(int(v) * (int(v) - 1) // 2 for v in np.asarray(c).ravel())
+    rows, cols = table.sum(axis=1), table.sum(axis=0)
+    binder = (Fraction(a) * (sq(rows) - sq(table)) + Fraction(b) * (sq(cols) - sq(table))) / n**2
+    pairs = n * (n - 1) // 2
+    A, B, X = c2(rows), c2(cols), c2(table)
+    ri = 1 - Fraction(A + B - 2 * X, pairs)
+    expected = Fraction(A * B, pairs)
+    ari = (X - expected) / (Fraction(A + B, 2) - expected)
+    return binder, ri, ari
+
+
+@pytest.mark.parametrize("n", [50_000, 1_000_000])
+def test_one_item_apart_is_not_zero_loss_at_large_n(n):
+    # One big cluster and a pair; the estimate splits the pair. The only gap is one pair in
+    # about n^2 / 2: a tolerance relative to the joint sum (~n^2) took it for rounding.
+    x = np.zeros(n, dtype=np.int64)
+    x[-2:] = 1
+    y = x.copy()
+    y[-1] = 2
+    both = np.stack([x, y])
+    as_truth = {"x": salsox.Draws(x[None]), "y": salsox.Draws(y[None])}
+    for a, b in ((1.0, 1.0), (2.0, 0.5)):
+        # Rows: the estimate equal to the truth, then the other one (refining it, or refined).
+        for name, truth, other in (("x", x, y), ("y", y, x)):
+            got = salsox.partition_loss(both if name == "x" else both[::-1], as_truth[name], losses.Binder(a=a, b=b))
+            exact, _, _ = _exact_pair_losses(truth, other, a, b)
+            assert got[0] == 0.0
+            assert got[1] > 0 and got[1] == pytest.approx(float(exact), rel=1e-9)
+    _, ri, ari = _exact_pair_losses(x, y, 1.0, 1.0)
+    assert salsox.ARI(x, y) < 1.0 and 1 - salsox.ARI(x, y) == pytest.approx(float(1 - ari), rel=1e-6)
+    assert salsox.RI(x, y) < 1.0 and 1 - salsox.RI(x, y) == pytest.approx(float(1 - ri), rel=1e-6)
+    # The entropy losses' gaps are not small against their sums (x log x, not x^2): once is enough.
+    for family in FAMILIES[1:] if n == 50_000 else ("omARI",):
+        got = salsox.partition_loss(both[::-1], as_truth["x"], family)
+        want = float(1 - ari) if family == "omARI" else loss_ct(x, y, family)
+        assert got[0] > 0 and got[0] == pytest.approx(want, rel=1e-6), family
+        assert got[1] == 0.0, family  # identical partitions still score exactly 0
+
+
+def test_one_item_moved_between_large_clusters_is_not_zero_loss():
+    # Two halves of 25,000; the estimate moves one item across: gaps of ~n/2 in ~n^2 sums.
+    n = 50_000
+    x = np.repeat([0, 1], n // 2)
+    y = x.copy()
+    y[0] = 1
+    binder, ri, ari = _exact_pair_losses(x, y, 1.0, 1.0)
+    assert float(salsox.partition_loss(y, x, "binder")) == pytest.approx(float(binder), rel=1e-9)
+    assert 1 - salsox.ARI(x, y) == pytest.approx(float(1 - ari), rel=1e-6)
+    assert 1 - salsox.RI(x, y) == pytest.approx(float(1 - ri), rel=1e-6)

@@ -12,26 +12,16 @@ For random draws (any integer labels), losses (with random costs) and search par
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import salsox
 from reference import psm_naive
 
-# Instrumented builds (tools/sanitize.sh, tools/debug_build.sh) run fewer, slower examples.
-_SLOW = bool(os.environ.get("SALSOX_SLOW_BUILD"))
-settings.register_profile(
-    "salsox",
-    deadline=None,
-    max_examples=40 if _SLOW else 150,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-PROFILE = settings.get_profile("salsox")
+# The profile conftest.py loads (derandomised unless SALSOX_HYPOTHESIS_PROFILE says otherwise).
+PROFILE = settings()
 
 COUNT_FAMILIES = ("binder", "VI", "omARI", "NVI", "ID", "NID")
 PSM_FAMILIES = ("VI.lb", "omARI.approx")

@@ -83,11 +83,14 @@ struct CountLoss {
   double combine(double m, double D, double E, double J) const {
     if (kind == LossKind::Tabulated) return D + E + J;
     // For the built-in g, D >= J and E >= J, with equality exactly when the draw (resp. the
-    // estimate) refines the other; otherwise the gap is at least 1 (g(t) - g(t - 1) - g(1)
-    // >= 1 for t >= 2). Gaps below rounding level are exact zeros: equal partitions score 0.
-    const double tol = 1e-9 * std::max(1.0, std::abs(J));
-    const double dj = D - J <= tol ? 0.0 : D - J;
-    const double ej = E - J <= tol ? 0.0 : E - J;
+    // estimate) refines the other; otherwise the gap is at least 1: splitting a cluster of
+    // a + b items into a and b adds g(a + b) - g(a) - g(b) >= 1 (2ab for Binder, ab for
+    // omARI, at least 2 for x log2 x). So a gap is zero exactly when it is below 1/2. Binder's
+    // and omARI's sums are integers, exact in doubles below 2^53 (n up to about 9e7), and the
+    // entropy sums round far below 1/2; a tolerance relative to J would not do, as J grows
+    // like n^2 (at n = 50,000 it swallowed real gaps of 1).
+    const double dj = D - J < 0.5 ? 0.0 : D - J;
+    const double ej = E - J < 0.5 ? 0.0 : E - J;
     if (dj == 0.0 && ej == 0.0) return 0.0;
     switch (kind) {
       case LossKind::Binder: return (a * dj + b * ej) / (m * m);
