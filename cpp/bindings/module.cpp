@@ -27,6 +27,7 @@ using namespace salsox;
 using namespace salsox::bindings;
 
 void bind_plugins(py::module_& m);  // plugins.cpp
+void bind_countsum(py::module_& m);  // countsum.cpp
 
 namespace {
 
@@ -277,6 +278,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
 
   bind_plugins(m);
+  bind_countsum(m);
 
   m.def("max_threads", [] {
 #ifdef _OPENMP
