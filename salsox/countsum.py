@@ -125,8 +125,10 @@ class _Compiler:
             if op is None:
                 raise self.error(node, f"unsupported operator {type(node.op).__name__}")
             left = self.visit(node.left)
-            right = node.right
-            squared = isinstance(right, ast.Constant) and type(right.value) in (int, float) and right.value == 2
+            exponent = node.right
+            squared = (
+                isinstance(exponent, ast.Constant) and type(exponent.value) in (int, float) and exponent.value == 2
+            )
             if op == "pow" and squared:
                 return self.add("mul", left, left)  # x ** 2 as x * x: exact, and no pow call
             return self.add(op, left, self.visit(node.right))
@@ -146,10 +148,10 @@ class _Compiler:
                 op = _COMPARE.get(type(op_node))
                 if op is None:
                     raise self.error(node, f"unsupported comparison {type(op_node).__name__}")
-                right = self.visit(right_node)
-                term = self.add(op, left, right)
+                operand = self.visit(right_node)
+                term = self.add(op, left, operand)
                 result = term if result < 0 else self.add("and", result, term)
-                left = right
+                left = operand
             return result
         if isinstance(node, ast.BoolOp):
             op = "and" if isinstance(node.op, ast.And) else "or"

@@ -29,7 +29,7 @@ class CountSumState {
  public:
   // Elements (draws x slots) per block of the block evaluation: a node's block of values stays
   // in L1/L2 while the formula runs over it.
-  static constexpr std::int64_t kBlockElems = 1024;
+  static constexpr std::int64_t kBlockElems = 512;
 
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters)
       : d_(draws), loss_(loss),
@@ -49,26 +49,38 @@ class CountSumState {
     draw_.assign(static_cast<std::size_t>(n_draw_ * d_.H), 0.0);
     est_.assign(static_cast<std::size_t>(n_est_), 0.0);
     alloc_.assign(static_cast<std::size_t>(d_.rows), 0);
-    // Block buffers: one per node (values of Full nodes, Draw nodes and their broadcasts, the
-    // tiles of Slot nodes), sized for the largest block.
+    // Evaluation buffers. Slot and Draw node values are short (a slot's or a block's worth);
+    // Full values (draws x slots) come from a pool, reused once a value is dead, so that the
+    // live ones stay in L1 while the formula runs over a block.
     const std::int32_t slots = max_clusters + 1;
     block_elems_ = std::max<std::int64_t>(kBlockElems, 8 * slots);
     const auto V = loss_.nodes.size();
-    full_.assign(V, {});
-    tile_.assign(V, {});
-    bcast_.assign(V, {});
     slotv_.assign(V, {});
     drawv_.assign(V, {});
     scal_.assign(V, 0.0);
+    full_of_.assign(V, -1);
+    bcast_of_.assign(V, -1);
+    tile_of_.assign(V, -1);
+    outer_.assign(V, 0);
+    // A Full node with no Full operand is an outer combination of per-draw and per-slot values,
+    // computed directly; the Slot and Draw operands of the other Full nodes are tiled once per
+    // score (Slot) or broadcast once per block (Draw) to full blocks.
     std::vector<bool> tiled(V, false), broadcast(V, false);
     for (std::size_t v = 0; v < V; ++v) {
       const CsNode& x = loss_.nodes[v];
-      if (!cs_is_leaf(x.op) && x.shape == kFull)
-        for (std::int32_t u : {x.a, x.b, x.c}) {
-          if (u < 0) continue;
-          if (loss_.nodes[u].shape == kSlot) tiled[u] = true;
-          if (loss_.nodes[u].shape == kDraw) broadcast[u] = true;
-        }
+      if (cs_is_leaf(x.op) || x.shape != kFull) continue;
+      bool any_full = false;
+      for (std::int32_t u : {x.a, x.b, x.c})
+        if (u >= 0 && loss_.nodes[u].shape == kFull) any_full = true;
+      if (!any_full && x.op != CsOp::Where) {
+        outer_[v] = 1;
+        continue;
+      }
+      for (std::int32_t u : {x.a, x.b, x.c}) {
+        if (u < 0) continue;
+        if (loss_.nodes[u].shape == kSlot) tiled[u] = true;
+        if (loss_.nodes[u].shape == kDraw) broadcast[u] = true;
+      }
     }
     for (std::size_t v = 0; v < V; ++v) {
       const CsNode& x = loss_.nodes[v];
@@ -76,14 +88,58 @@ class CountSumState {
         case kScalar: scalar_prog_.push_back(static_cast<std::int32_t>(v)); break;
         case kSlot: slot_prog_.push_back(static_cast<std::int32_t>(v)); slotv_[v].assign(slots, 0.0); break;
         case kDraw: block_prog_.push_back(static_cast<std::int32_t>(v)); drawv_[v].assign(block_elems_, 0.0); break;
-        default: block_prog_.push_back(static_cast<std::int32_t>(v)); full_[v].assign(block_elems_, 0.0);
+        default: block_prog_.push_back(static_cast<std::int32_t>(v));
       }
       if (tiled[v]) {
-        tile_[v].assign(block_elems_, 0.0);
+        tile_of_[v] = static_cast<std::int32_t>(tiles_.size());
+        tiles_.emplace_back(block_elems_, 0.0);
         tiled_.push_back(static_cast<std::int32_t>(v));
       }
-      if (broadcast[v]) bcast_[v].assign(block_elems_, 0.0);
     }
+    // Pool assignment over the block program: a Full value (or a broadcast) lives from its node
+    // to its last reader; the result lives to the end.
+    const auto P = block_prog_.size();
+    std::vector<std::int64_t> last_full(V, -1), last_bcast(V, -1);
+    for (std::size_t p = 0; p < P; ++p) {
+      const CsNode& x = loss_.nodes[block_prog_[p]];
+      if (cs_is_leaf(x.op) || x.shape != kFull || outer_[block_prog_[p]]) continue;
+      for (std::int32_t u : {x.a, x.b, x.c}) {
+        if (u < 0) continue;
+        if (loss_.nodes[u].shape == kFull) last_full[u] = static_cast<std::int64_t>(p);
+        if (loss_.nodes[u].shape == kDraw) last_bcast[u] = static_cast<std::int64_t>(p);
+      }
+    }
+    last_full[loss_.result] = static_cast<std::int64_t>(P);
+    std::vector<std::int32_t> free_list;
+    std::int32_t pool = 0;
+    auto take = [&]() {
+      if (!free_list.empty()) {
+        const std::int32_t b = free_list.back();
+        free_list.pop_back();
+        return b;
+      }
+      return pool++;
+    };
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::int32_t v = block_prog_[p];
+      const CsNode& x = loss_.nodes[v];
+      // Operands read for the last time here: their buffers may take this node's values
+      // (elementwise, so in place is safe).
+      if (!cs_is_leaf(x.op) && x.shape == kFull && !outer_[v]) {
+        std::int32_t seen[3] = {-1, -1, -1};
+        int m = 0;
+        for (std::int32_t u : {x.a, x.b, x.c}) {
+          if (u < 0 || std::find(seen, seen + m, u) != seen + m) continue;
+          seen[m++] = u;
+          if (last_full[u] == static_cast<std::int64_t>(p) && full_of_[u] >= 0) free_list.push_back(full_of_[u]);
+          if (last_bcast[u] == static_cast<std::int64_t>(p) && bcast_of_[u] >= 0) free_list.push_back(bcast_of_[u]);
+        }
+      }
+      if (x.shape == kFull && last_full[v] >= 0) full_of_[v] = take();
+      if (x.shape == kFull && last_full[v] < 0) full_of_[v] = take(), free_list.push_back(full_of_[v]);
+      if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
+    }
+    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
     acc_.assign(slots, 0.0);
     rows_.assign(block_elems_, nullptr);
     row_index_.assign(block_elems_, 0);
@@ -279,9 +335,9 @@ class CountSumState {
     CsArg a;
     if (shape == kSlot) a.p = slotv_[u].data();
     else if (shape == kDraw) a.p = drawv_[u].data();
-    else if (s == kSlot) a.p = tile_[u].data();
-    else if (s == kDraw) a.p = bcast_[u].data();
-    else a.p = full_[u].data();
+    else if (s == kSlot) a.p = tiles_[tile_of_[u]].data();
+    else if (s == kDraw) a.p = pool_[bcast_of_[u]].data();
+    else a.p = pool_[full_of_[u]].data();
     return a;
   }
 
@@ -316,7 +372,7 @@ class CountSumState {
     const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
     for (std::int32_t v : tiled_) {
       const double* s = slotv_[v].data();
-      double* t = tile_[v].data();
+      double* t = tiles_[tile_of_[v]].data();
       for (std::int64_t b = 0; b < Bd; ++b)
         for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
     }
@@ -346,21 +402,23 @@ class CountSumState {
             for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
           }
         } else if (x.op == CsOp::Cell) {
-          gather_cells(x.a, h0, nb, q, old, full_[v].data());
+          gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
         } else if (x.shape == kDraw) {
           cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
+        } else if (outer_[v]) {
+          outer(x, nb, Q, pool_[full_of_[v]].data());
         } else {
-          cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), full_[v].data());
+          cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
         }
-        if (!bcast_[v].empty()) {
+        if (bcast_of_[v] >= 0) {
           const double* s = drawv_[v].data();
-          double* t = bcast_[v].data();
+          double* t = pool_[bcast_of_[v]].data();
           for (std::int64_t b = 0; b < nb; ++b)
             for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[b];
         }
       }
       if (res.shape == kFull) {
-        const double* f = full_[loss_.result].data();
+        const double* f = pool_[full_of_[loss_.result]].data();
         for (std::int64_t b = 0; b < nb; ++b)
           for (std::int64_t k = 0; k < Q; ++k) acc_[k] += f[b * Q + k];
       } else if (res.shape == kDraw) {
@@ -376,6 +434,20 @@ class CountSumState {
       else if (res.shape == kScalar) out[k] = H * scal_[loss_.result];
       else out[k] = acc_[k];
     }
+  }
+
+  // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
+  // its Draw operands are constants and its Slot operands vectors over the slots.
+  void outer(const CsNode& x, std::int64_t nb, std::int64_t Q, double* out) const {
+    auto part = [&](std::int32_t u, std::int64_t b) {
+      const std::int32_t s = u < 0 ? kScalar : loss_.nodes[u].shape;
+      if (s == kScalar) return scalar_arg(u < 0 ? 0.0 : scal_[u]);
+      if (s == kDraw) return scalar_arg(drawv_[u][b]);
+      CsArg a;
+      a.p = slotv_[u].data();
+      return a;
+    };
+    for (std::int64_t b = 0; b < nb; ++b) cs_apply(x, Q, part(x.a, b), part(x.b, b), part(x.c, b), out + b * Q);
   }
 
   // Cell sum j with item i in each slot, for draws h0..h0+nb-1: out[b * Q + k].
@@ -407,7 +479,11 @@ class CountSumState {
   std::vector<std::int32_t> snap_alloc_;
   // Evaluation buffers, by node.
   std::int64_t block_elems_ = 0;
-  std::vector<std::vector<double>> full_, tile_, bcast_, slotv_, drawv_;
+  std::vector<std::vector<double>> pool_, tiles_, slotv_, drawv_;
+  // By node: its Full values' pool buffer, its broadcast's pool buffer, its tile; whether it is
+  // an outer combination (see outer).
+  std::vector<std::int32_t> full_of_, bcast_of_, tile_of_;
+  std::vector<std::uint8_t> outer_;
   std::vector<double> scal_, acc_;
   std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
   std::vector<const Count*> rows_;
