@@ -216,6 +216,89 @@ def compile_formula(
     return compiler.nodes, result
 
 
+_LEAVES = ("const", "n", "cell", "estimate", "draw", "cellzero")
+_Affine = Optional[Tuple[int, Dict[int, int]]]
+
+
+def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
+    """The formula in the cells an item does not meet, as sum(coefficient x atom), or [].
+
+    Most cells of an item's row are zero: there every cell sum is the draw's sum without the
+    item plus g(1) - g(0) (a "cellzero" leaf), the same for every estimate cluster. When the
+    formula is then affine in its estimate-only subexpressions (the atoms), with coefficients
+    depending on the draw only, the engine sums each coefficient over the draws once per item
+    and evaluates the full formula only in the few nonzero cells: the built-in NVI's
+    shortcut, for any such formula. Adds the nodes it needs to ``compiler``; returns
+    (coefficient node, atom node or -1 for 1) pairs, or [] when the formula is not of this
+    form (or does not depend on the cells).
+    """
+    nodes = list(compiler.nodes)
+    count = len(nodes)
+    on_est, on_cell, on_draw = [False] * count, [False] * count, [False] * count
+    for v, (op, a, b, c, _) in enumerate(nodes):
+        if op in _LEAVES:
+            on_est[v], on_cell[v], on_draw[v] = op == "estimate", op == "cell", op == "draw"
+            continue
+        for u in (a, b, c):
+            if u >= 0:
+                on_est[v] |= on_est[u]
+                on_cell[v] |= on_cell[u]
+                on_draw[v] |= on_draw[u]
+    if not on_cell[result]:
+        return []
+    zero_node = compiler.const(0.0)
+    one_node = compiler.const(1.0)
+    # The zero-cell version of each node that does not depend on the estimate.
+    zero: Dict[int, int] = {}
+    for v, (op, a, b, c, value) in enumerate(nodes):
+        if on_est[v]:
+            continue
+        if op == "cell":
+            zero[v] = compiler.add("cellzero", a)
+        elif op in _LEAVES or not on_cell[v]:
+            zero[v] = v
+        else:
+            za, zb, zc = (zero[u] if u >= 0 else -1 for u in (a, b, c))
+            zero[v] = compiler.add(op, za, zb, zc, value)
+
+    def combine(x: Dict[int, int], y: Dict[int, int], op: str, only_y: Callable[[int], int]) -> Dict[int, int]:
+        out = {s: compiler.add(op, x[s], y[s]) if s in y else x[s] for s in x}
+        out.update({s: only_y(y[s]) for s in y if s not in x})
+        return out
+
+    rep: Dict[int, _Affine] = {}
+    for v, (op, a, b, c, _) in enumerate(nodes):
+        if not on_est[v]:
+            rep[v] = (zero[v], {})
+            continue
+        if not on_cell[v] and not on_draw[v]:
+            rep[v] = (zero_node, {v: one_node})  # an atom: depends on the estimate only
+            continue
+        ra, rb, rc = (rep.get(u) if u >= 0 else None for u in (a, b, c))
+        out: _Affine = None
+        if op == "neg" and ra is not None:
+            out = (compiler.add("neg", ra[0]), {s: compiler.add("neg", k) for s, k in ra[1].items()})
+        elif op in ("add", "sub") and ra is not None and rb is not None:
+            flip = (lambda k: k) if op == "add" else (lambda k: compiler.add("neg", k))
+            out = (compiler.add(op, ra[0], rb[0]), combine(ra[1], rb[1], op, flip))
+        elif op == "mul" and ra is not None and rb is not None and not (ra[1] and rb[1]):
+            scale, other = (ra[0], rb) if not ra[1] else (rb[0], ra)
+            out = (compiler.add("mul", ra[0], rb[0]), {s: compiler.add("mul", k, scale) for s, k in other[1].items()})
+        elif op == "div" and ra is not None and rb is not None and not rb[1]:
+            out = (compiler.add("div", ra[0], rb[0]), {s: compiler.add("div", k, rb[0]) for s, k in ra[1].items()})
+        elif op == "where" and ra is not None and rb is not None and rc is not None and not ra[1]:
+            keys = list(rb[1]) + [s for s in rc[1] if s not in rb[1]]
+            out = (
+                compiler.add("where", ra[0], rb[0], rc[0]),
+                {s: compiler.add("where", ra[0], rb[1].get(s, zero_node), rc[1].get(s, zero_node)) for s in keys},
+            )
+        rep[v] = out
+    final = rep[result]
+    if final is None:
+        return []
+    return [(final[0], -1)] + [(k, s) for s, k in final[1].items()]
+
+
 class CountSumLoss(CountLoss):
     """A loss given as a formula in per-draw sums of tabulated functions of counts.
 
@@ -319,6 +402,12 @@ class CountSumLoss(CountLoss):
             if key == "n" or key in FUNCTIONS:
                 raise ValueError(f"loss {label!r}: parameter name {key!r} is reserved")
         self._nodes, self._result = compile_formula(label, self.formula, positions, self._params)
+        # The separable form, when there is one, for the engine's sparse scores.
+        compiler = _Compiler(label, self.formula, positions, self._params)
+        compiler.nodes = list(self._nodes)
+        compiler.index = {(op, a, b, c, float(value).hex()): k for k, (op, a, b, c, value) in enumerate(self._nodes)}
+        self._terms = separate(compiler, self._result)
+        self._all_nodes = compiler.nodes if self._terms else self._nodes
 
     @property
     def params(self) -> Dict[str, float]:
@@ -365,7 +454,7 @@ class CountSumLoss(CountLoss):
         who = _loss_label(self)
         tables = self._tables(n, who)
         compiled = _core.CountSumLoss(
-            who, n, tables["cell"], tables["estimate"], tables["draw"], self._nodes, self._result
+            who, n, tables["cell"], tables["estimate"], tables["draw"], self._all_nodes, self._result, self._terms
         )
         _check_equality(compiled, n, who, tables)
         return compiled

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace salsox {
@@ -18,8 +19,10 @@ namespace salsox {
 enum class SumWhere : std::int32_t { Cell = 0, Estimate = 1, Draw = 2 };
 
 enum class CsOp : std::int32_t {
-  // Leaves: a constant, the number of items in the table, and sum number `a` of its kind.
-  Const, N, Cell, Est, Draw,
+  // Leaves: a constant, the number of items in the table, and sum number `a` of its kind;
+  // CellZero is cell sum `a` of a draw in an estimate cluster the item does not meet (the
+  // sparse scores, see CountSumLoss::terms).
+  Const, N, Cell, Est, Draw, CellZero,
   // Unary.
   Neg, Not, Sqrt, Log, Log2, Exp, Abs,
   // Binary (comparisons and logic give 1 or 0).
@@ -94,10 +97,10 @@ decltype(auto) cs_binary_functor(CsOp op, F&& f) {
 
 inline bool cs_is_unary(CsOp op) { return op >= CsOp::Neg && op <= CsOp::Abs; }
 inline bool cs_is_binary(CsOp op) { return op >= CsOp::Add && op <= CsOp::Or; }
-inline bool cs_is_leaf(CsOp op) { return op <= CsOp::Draw; }
+inline bool cs_is_leaf(CsOp op) { return op <= CsOp::CellZero; }
 
 inline CsOp cs_parse_op(const std::string& s) {
-  static const char* names[] = {"const", "n", "cell", "estimate", "draw", "neg", "not", "sqrt", "log",
+  static const char* names[] = {"const", "n", "cell", "estimate", "draw", "cellzero", "neg", "not", "sqrt", "log",
                                 "log2", "exp", "abs", "add", "sub", "mul", "div", "pow", "lt", "le",
                                 "gt", "ge", "eq", "ne", "min", "max", "and", "or", "where"};
   for (std::int32_t k = 0; k < static_cast<std::int32_t>(sizeof(names) / sizeof(names[0])); ++k)
@@ -112,6 +115,12 @@ struct CountSumLoss {
   std::vector<CsNode> nodes;
   std::int32_t result = -1;
   std::int64_t n = 0;
+  // Optional separable form of the formula in the cells an item does not meet (the zero cells,
+  // most of them): f = sum over terms of coefficient(draw) x atom(slot), atom -1 meaning 1,
+  // coefficients being Draw or Scalar nodes (over CellZero leaves) and atoms Slot or Scalar
+  // nodes. With it, a score sums the coefficients over the draws once and evaluates the full
+  // formula only in the nonzero cells (as the built-in NVI does).
+  std::vector<std::pair<std::int32_t, std::int32_t>> terms;
 
   std::int32_t sums(SumWhere w) const { return static_cast<std::int32_t>(g[static_cast<int>(w)].size()); }
 
@@ -128,6 +137,10 @@ struct CountSumLoss {
       switch (x.op) {
         case CsOp::Const:
         case CsOp::N: x.shape = kScalar; break;
+        case CsOp::CellZero:
+          if (x.a < 0 || x.a >= sums(SumWhere::Cell)) throw std::invalid_argument("count-sum formula refers to a missing sum");
+          x.shape = kDraw;
+          break;
         case CsOp::Cell:
         case CsOp::Est:
         case CsOp::Draw: {
@@ -142,6 +155,12 @@ struct CountSumLoss {
           else x.shape = operand(x.a) | operand(x.b);
       }
     }
+    for (const auto& [coef, atom] : terms) {
+      if (coef < 0 || coef >= count || (nodes[coef].shape & kSlot) != 0)
+        throw std::invalid_argument("count-sum term coefficients must not depend on the estimate");
+      if (atom >= count || (atom >= 0 && (nodes[atom].shape & kDraw) != 0))
+        throw std::invalid_argument("count-sum term atoms must depend on the estimate only");
+    }
     for (int w = 0; w < 3; ++w)
       for (const auto& t : g[w])
         if (static_cast<std::int64_t>(t.size()) != n + 2) throw std::invalid_argument("count-sum tables must have n + 1 entries");
@@ -153,7 +172,8 @@ struct CountSumLoss {
                   std::vector<double>& scratch) const {
     scratch.resize(nodes.size());
     double* v = scratch.data();
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
+    // Nodes beyond the result belong to the separable form only.
+    for (std::size_t k = 0; k <= static_cast<std::size_t>(result); ++k) {
       const CsNode& x = nodes[k];
       switch (x.op) {
         case CsOp::Const: v[k] = x.value; break;
@@ -161,6 +181,7 @@ struct CountSumLoss {
         case CsOp::Cell: v[k] = cell[x.a]; break;
         case CsOp::Est: v[k] = est[x.a]; break;
         case CsOp::Draw: v[k] = draw[x.a]; break;
+        case CsOp::CellZero: v[k] = 0.0; break;  // not part of the formula itself
         case CsOp::Where: v[k] = v[x.a] != 0.0 ? v[x.b] : v[x.c]; break;
         default:
           if (cs_is_unary(x.op)) v[k] = cs_unary(x.op, v[x.a]);

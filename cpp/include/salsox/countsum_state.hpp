@@ -65,10 +65,11 @@ class CountSumState {
     // A Full node with no Full operand is an outer combination of per-draw and per-slot values,
     // computed directly; the Slot and Draw operands of the other Full nodes are tiled once per
     // score (Slot) or broadcast once per block (Draw) to full blocks.
+    const std::vector<bool> dense = reach({loss_.result});
     std::vector<bool> tiled(V, false), broadcast(V, false);
     for (std::size_t v = 0; v < V; ++v) {
       const CsNode& x = loss_.nodes[v];
-      if (cs_is_leaf(x.op) || x.shape != kFull) continue;
+      if (!dense[v] || cs_is_leaf(x.op) || x.shape != kFull) continue;
       bool any_full = false;
       for (std::int32_t u : {x.a, x.b, x.c})
         if (u >= 0 && loss_.nodes[u].shape == kFull) any_full = true;
@@ -87,8 +88,12 @@ class CountSumState {
       switch (x.shape) {
         case kScalar: scalar_prog_.push_back(static_cast<std::int32_t>(v)); break;
         case kSlot: slot_prog_.push_back(static_cast<std::int32_t>(v)); slotv_[v].assign(slots, 0.0); break;
-        case kDraw: block_prog_.push_back(static_cast<std::int32_t>(v)); drawv_[v].assign(block_elems_, 0.0); break;
-        default: block_prog_.push_back(static_cast<std::int32_t>(v));
+        case kDraw:
+          if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
+          drawv_[v].assign(block_elems_, 0.0);
+          break;
+        default:
+          if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
       }
       if (tiled[v]) {
         tile_of_[v] = static_cast<std::int32_t>(tiles_.size());
@@ -140,6 +145,7 @@ class CountSumState {
       if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
     }
     pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
+    if (!loss_.terms.empty()) prepare_sparse();
     acc_.assign(slots, 0.0);
     rows_.assign(block_elems_, nullptr);
     row_index_.assign(block_elems_, 0);
@@ -370,6 +376,10 @@ class CountSumState {
       }
     }
     const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
+    if (!loss_.terms.empty()) {
+      score_sparse(i, old, Bd, out);
+      return;
+    }
     for (std::int32_t v : tiled_) {
       const double* s = slotv_[v].data();
       double* t = tiles_[tile_of_[v]].data();
@@ -436,6 +446,178 @@ class CountSumState {
     }
   }
 
+  // Nodes the roots depend on.
+  std::vector<bool> reach(const std::vector<std::int32_t>& roots) const {
+    std::vector<bool> in(loss_.nodes.size(), false);
+    for (std::int32_t r : roots)
+      if (r >= 0) in[r] = true;
+    for (std::size_t v = loss_.nodes.size(); v-- > 0;) {
+      const CsNode& x = loss_.nodes[v];
+      if (!in[v] || cs_is_leaf(x.op)) continue;
+      for (std::int32_t u : {x.a, x.b, x.c})
+        if (u >= 0) in[u] = true;
+    }
+    return in;
+  }
+
+  // Programs and buffers of the sparse scores (CountSumLoss::terms): the coefficients over the
+  // draws of a block, and the formula over the list of a block's nonzero cells.
+  void prepare_sparse() {
+    const auto V = loss_.nodes.size();
+    const std::vector<bool> in_formula = reach({loss_.result});
+    std::vector<std::int32_t> roots;
+    for (const auto& t : loss_.terms) roots.push_back(t.first);
+    lgat_.assign(V, {});
+    lbuf_.assign(V, {});
+    for (std::size_t v = 0; v < V; ++v) {
+      const CsNode& x = loss_.nodes[v];
+      if (!in_formula[v] || x.shape != kFull) continue;
+      list_prog_.push_back(static_cast<std::int32_t>(v));
+      lbuf_[v].assign(block_elems_, 0.0);
+      if (cs_is_leaf(x.op)) continue;
+      for (std::int32_t u : {x.a, x.b, x.c}) {
+        if (u < 0) continue;
+        const std::int32_t s = loss_.nodes[u].shape;
+        if ((s == kSlot || s == kDraw) && lgat_[u].empty()) {
+          lgat_[u].assign(block_elems_, 0.0);
+          gathered_.push_back(u);
+          if (s == kDraw) roots.push_back(u);
+        }
+      }
+    }
+    const std::vector<bool> in_draws = reach(roots);
+    for (std::size_t v = 0; v < V; ++v)
+      if (in_draws[v] && loss_.nodes[v].shape == kDraw) draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
+    cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
+    lb_.assign(block_elems_, 0);
+    lk_.assign(block_elems_, 0);
+    lx_.assign(block_elems_, 0);
+    coefsum_.assign(loss_.terms.size(), 0.0);
+  }
+
+  // A term's coefficient in draw b of the block, and its atom in slot k.
+  double coef_at(std::int32_t c, std::int64_t b) const {
+    return loss_.nodes[c].shape == kScalar ? scal_[c] : drawv_[c][b];
+  }
+  double atom_at(std::int32_t a, std::int64_t k) const {
+    if (a < 0) return 1.0;
+    return loss_.nodes[a].shape == kScalar ? scal_[a] : slotv_[a][k];
+  }
+
+  // Operand u of a node evaluated over the nonzero-cell list.
+  CsArg list_arg(std::int32_t u) const {
+    if (u < 0) return CsArg{};
+    const std::int32_t s = loss_.nodes[u].shape;
+    if (s == kScalar) return scalar_arg(scal_[u]);
+    CsArg a;
+    a.p = s == kFull ? lbuf_[u].data() : lgat_[u].data();
+    return a;
+  }
+
+  // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
+  // in every nonzero cell, the formula's value less the separable form's.
+  void score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+    const std::int32_t q = table_.slots();
+    const std::int64_t Q = q + 1;
+    const auto T = loss_.terms.size();
+    std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
+    std::fill(coefsum_.begin(), coefsum_.end(), 0.0);
+    const Label* lab = d_.item(i);
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    for (std::int64_t end = d_.H; end > 0; end -= Bd) {
+      const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
+      const std::int64_t nb = end - h0;
+      std::int64_t L = 0;
+      for (std::int64_t b = 0; b < nb; ++b) {
+        const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
+        row_index_[b] = r;
+        const Count* row = cnt + r * stride;
+        rows_[b] = row;
+        for (std::int32_t k = 0; k < q; ++k) {
+          const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+          lb_[L] = static_cast<std::int32_t>(b);
+          lk_[L] = k;
+          lx_[L] = x;
+          L += x != 0;
+        }
+      }
+      for (std::int32_t j = 0; j < n_cell_; ++j) {
+        const double* dc = diff_[0][j].data();
+        const double* S = cell_.data() + j * d_.H + h0;
+        double* cb = cellbase_[j].data();
+        if (old >= 0)
+          for (std::int64_t b = 0; b < nb; ++b) cb[b] = S[b] - dc[rows_[b][old] - 1];
+        else
+          for (std::int64_t b = 0; b < nb; ++b) cb[b] = S[b];
+      }
+      for (std::int32_t v : draw_sp_prog_) {
+        const CsNode& x = loss_.nodes[v];
+        double* o = drawv_[v].data();
+        if (x.op == CsOp::Draw) {
+          const double* S = draw_.data() + x.a * d_.H + h0;
+          if (old >= 0) {
+            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
+          } else {
+            const double* dd = diff_[2][x.a].data();
+            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
+          }
+        } else if (x.op == CsOp::CellZero) {
+          const double* cb = cellbase_[x.a].data();
+          const double d0 = diff_[0][x.a][0];
+          for (std::int64_t b = 0; b < nb; ++b) o[b] = cb[b] + d0;
+        } else {
+          cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), o);
+        }
+      }
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::int32_t c = loss_.terms[t].first;
+        if (loss_.nodes[c].shape == kScalar) {
+          coefsum_[t] += static_cast<double>(nb) * scal_[c];
+        } else {
+          const double* o = drawv_[c].data();
+          double sum = 0.0;
+          for (std::int64_t b = 0; b < nb; ++b) sum += o[b];
+          coefsum_[t] += sum;
+        }
+      }
+      if (L == 0) continue;
+      for (std::int32_t u : gathered_) {
+        double* g = lgat_[u].data();
+        if (loss_.nodes[u].shape == kSlot) {
+          const double* s = slotv_[u].data();
+          for (std::int64_t l = 0; l < L; ++l) g[l] = s[lk_[l]];
+        } else {
+          const double* s = drawv_[u].data();
+          for (std::int64_t l = 0; l < L; ++l) g[l] = s[lb_[l]];
+        }
+      }
+      for (std::int32_t v : list_prog_) {
+        const CsNode& x = loss_.nodes[v];
+        double* o = lbuf_[v].data();
+        if (x.op == CsOp::Cell) {
+          const double* cb = cellbase_[x.a].data();
+          const double* dc = diff_[0][x.a].data();
+          for (std::int64_t l = 0; l < L; ++l) o[l] = cb[lb_[l]] + dc[lx_[l]];
+        } else {
+          cs_apply(x, L, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
+        }
+      }
+      const double* f = lbuf_[loss_.result].data();
+      for (std::int64_t l = 0; l < L; ++l) {
+        double zero = 0.0;
+        for (std::size_t t = 0; t < T; ++t)
+          zero += coef_at(loss_.terms[t].first, lb_[l]) * atom_at(loss_.terms[t].second, lk_[l]);
+        acc_[lk_[l]] += f[l] - zero;
+      }
+    }
+    for (std::int64_t k = 0; k < Q; ++k) {
+      double v = acc_[k];
+      for (std::size_t t = 0; t < T; ++t) v += coefsum_[t] * atom_at(loss_.terms[t].second, k);
+      out[k] = v;
+    }
+  }
+
   // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
   // its Draw operands are constants and its Slot operands vectors over the slots.
   void outer(const CsNode& x, std::int64_t nb, std::int64_t Q, double* out) const {
@@ -484,6 +666,13 @@ class CountSumState {
   // an outer combination (see outer).
   std::vector<std::int32_t> full_of_, bcast_of_, tile_of_;
   std::vector<std::uint8_t> outer_;
+  // Sparse scores (see prepare_sparse): programs, the nonzero-cell list (draw in the block,
+  // slot, count), per-draw cell sums without the item, gathered operands and list values by
+  // node, and the coefficients' sums over draws.
+  std::vector<std::int32_t> list_prog_, draw_sp_prog_, gathered_;
+  std::vector<std::int32_t> lb_, lk_, lx_;
+  std::vector<std::vector<double>> cellbase_, lgat_, lbuf_;
+  std::vector<double> coefsum_;
   std::vector<double> scal_, acc_;
   std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
   std::vector<const Count*> rows_;
