@@ -233,6 +233,37 @@ inline void cs_map1(std::int64_t len, CsArg a, double* out, F f) {
   }
 }
 
+// out[b * Q + k] = f(x, y) for b < nb, k < Q, one operand varying with b (per draw) and the
+// other with k (per slot): one dispatch per block, and an inner loop over the slots that
+// vectorises.
+template <class F>
+inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b, double* out,
+                          F f) {
+  if (a_draw) {
+    for (std::int64_t r = 0; r < nb; ++r) {
+      const double x = a[r];
+      double* o = out + r * Q;
+      for (std::int64_t k = 0; k < Q; ++k) o[k] = f(x, b[k]);
+    }
+  } else {
+    for (std::int64_t r = 0; r < nb; ++r) {
+      const double y = b[r];
+      double* o = out + r * Q;
+      for (std::int64_t k = 0; k < Q; ++k) o[k] = f(a[k], y);
+    }
+  }
+}
+
+// Binary node `x` as an outer combination: `a` is the per-draw operand when a_draw, else the
+// per-slot one (and `b` the other).
+inline void cs_outer(const CsNode& x, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
+                     double* out) {
+  cs_binary_functor(x.op, [&](auto f) {
+    cs_outer_loop(nb, Q, a, a_draw, b, out, f);
+    return 0;
+  });
+}
+
 inline double cs_at(const CsArg& a, std::int64_t e) { return a.p ? a.p[e] : a.v; }
 
 // Node `x` over `len` elements: out[e] = op(args[e]).

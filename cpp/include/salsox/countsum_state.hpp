@@ -621,15 +621,11 @@ class CountSumState {
   // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
   // its Draw operands are constants and its Slot operands vectors over the slots.
   void outer(const CsNode& x, std::int64_t nb, std::int64_t Q, double* out) const {
-    auto part = [&](std::int32_t u, std::int64_t b) {
-      const std::int32_t s = u < 0 ? kScalar : loss_.nodes[u].shape;
-      if (s == kScalar) return scalar_arg(u < 0 ? 0.0 : scal_[u]);
-      if (s == kDraw) return scalar_arg(drawv_[u][b]);
-      CsArg a;
-      a.p = slotv_[u].data();
-      return a;
-    };
-    for (std::int64_t b = 0; b < nb; ++b) cs_apply(x, Q, part(x.a, b), part(x.b, b), part(x.c, b), out + b * Q);
+    // A binary node of shape Full without Full operands has one Draw and one Slot operand.
+    const bool a_draw = loss_.nodes[x.a].shape == kDraw;
+    const double* a = a_draw ? drawv_[x.a].data() : slotv_[x.a].data();
+    const double* b = a_draw ? slotv_[x.b].data() : drawv_[x.b].data();
+    cs_outer(x, nb, Q, a, a_draw, b, out);
   }
 
   // Cell sum j with item i in each slot, for draws h0..h0+nb-1: out[b * Q + k].

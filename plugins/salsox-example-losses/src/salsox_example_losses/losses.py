@@ -134,7 +134,7 @@ class FowlkesMallows(CountSumLoss):
 
     name = "fowlkes-mallows"
     sums = _PAIR_SUMS
-    formula = "where(A * B == 0, where(A + B == 0, 0, 1), 1 - X / sqrt(A * B))"
+    formula = "1 - where(A * B == 0, A + B == 0, X / sqrt(A * B))"
 
 
 def _xlog2x_of(counts: np.ndarray, n: int) -> np.ndarray:
