@@ -414,6 +414,8 @@ class CountSumLoss(CountLoss):
         return dict(self._params)
 
     def __repr__(self) -> str:
+        if type(self) is not CountSumLoss and self.formula == type(self).formula and self.name == type(self).name:
+            return super().__repr__()  # a subclass with its own definition: its parameters say it all
         extra = "".join(f", {k}={v!r}" for k, v in self._params.items())
         return f"{type(self).__name__}(name={self.name!r}, formula={self.formula!r}{extra})"
 

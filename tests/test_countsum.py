@@ -357,6 +357,8 @@ def test_count_sum_losses_register_and_are_found_by_name(galaxy):
         assert isinstance(salsox.losses.get_loss("jaccard-cs"), CountSumLoss)
         np.testing.assert_array_equal(salsox.partition_loss(est, galaxy, "jaccard-cs"),
                                       salsox.partition_loss(est, galaxy, JACCARD))
+        assert repr(Wallace(w=2.0)) == "Wallace(w=2.0)"
+        assert repr(JACCARD).startswith("CountSumLoss(name='jaccard-cs', formula='where(")
         heavy = salsox.losses.get_loss(Wallace)
         assert heavy == Wallace() and heavy != Wallace(w=2.0)
         np.testing.assert_allclose(salsox.partition_loss(est, galaxy, Wallace(w=2.0)),

@@ -29,7 +29,11 @@ class CountSumState {
  public:
   // Elements (draws x slots) per block of the block evaluation: a node's block of values stays
   // in L1/L2 while the formula runs over it.
-  static constexpr std::int64_t kBlockElems = 512;
+  static constexpr std::int64_t kBlockElems = 1024;
+  // Sparse scores: draws per block, and the capacity of a block's nonzero-cell list. Large
+  // blocks: the per-draw work is short, so the per-node dispatch must be spread over many.
+  static constexpr std::int64_t kSparseDraws = 1024;
+  static constexpr std::int64_t kSparseCells = 16384;
 
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters)
       : d_(draws), loss_(loss),
@@ -54,6 +58,8 @@ class CountSumState {
     // live ones stay in L1 while the formula runs over a block.
     const std::int32_t slots = max_clusters + 1;
     block_elems_ = std::max<std::int64_t>(kBlockElems, 8 * slots);
+    draw_elems_ = std::max<std::int64_t>(block_elems_, kSparseDraws);
+    list_cap_ = std::max<std::int64_t>(kSparseCells, slots);
     const auto V = loss_.nodes.size();
     slotv_.assign(V, {});
     drawv_.assign(V, {});
@@ -90,7 +96,7 @@ class CountSumState {
         case kSlot: slot_prog_.push_back(static_cast<std::int32_t>(v)); slotv_[v].assign(slots, 0.0); break;
         case kDraw:
           if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
-          drawv_[v].assign(block_elems_, 0.0);
+          drawv_[v].assign(draw_elems_, 0.0);
           break;
         default:
           if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
@@ -147,8 +153,8 @@ class CountSumState {
     pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
     if (!loss_.terms.empty()) prepare_sparse();
     acc_.assign(slots, 0.0);
-    rows_.assign(block_elems_, nullptr);
-    row_index_.assign(block_elems_, 0);
+    rows_.assign(draw_elems_, nullptr);
+    row_index_.assign(draw_elems_, 0);
   }
 
   CountSumState(const CountSumState&) = delete;
@@ -377,7 +383,7 @@ class CountSumState {
     }
     const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
     if (!loss_.terms.empty()) {
-      score_sparse(i, old, Bd, out);
+      score_sparse(i, old, std::max<std::int64_t>(1, std::min({d_.H, kSparseDraws, list_cap_ / std::max(1, q)})), out);
       return;
     }
     for (std::int32_t v : tiled_) {
@@ -473,13 +479,13 @@ class CountSumState {
       const CsNode& x = loss_.nodes[v];
       if (!in_formula[v] || x.shape != kFull) continue;
       list_prog_.push_back(static_cast<std::int32_t>(v));
-      lbuf_[v].assign(block_elems_, 0.0);
+      lbuf_[v].assign(list_cap_, 0.0);
       if (cs_is_leaf(x.op)) continue;
       for (std::int32_t u : {x.a, x.b, x.c}) {
         if (u < 0) continue;
         const std::int32_t s = loss_.nodes[u].shape;
         if ((s == kSlot || s == kDraw) && lgat_[u].empty()) {
-          lgat_[u].assign(block_elems_, 0.0);
+          lgat_[u].assign(list_cap_, 0.0);
           gathered_.push_back(u);
           if (s == kDraw) roots.push_back(u);
         }
@@ -488,10 +494,10 @@ class CountSumState {
     const std::vector<bool> in_draws = reach(roots);
     for (std::size_t v = 0; v < V; ++v)
       if (in_draws[v] && loss_.nodes[v].shape == kDraw) draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
-    cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
-    lb_.assign(block_elems_, 0);
-    lk_.assign(block_elems_, 0);
-    lx_.assign(block_elems_, 0);
+    cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(draw_elems_), 0.0));
+    lb_.assign(list_cap_, 0);
+    lk_.assign(list_cap_, 0);
+    lx_.assign(list_cap_, 0);
     coefsum_.assign(loss_.terms.size(), 0.0);
   }
 
@@ -656,7 +662,7 @@ class CountSumState {
   std::vector<double> snap_cell_, snap_draw_, snap_est_;
   std::vector<std::int32_t> snap_alloc_;
   // Evaluation buffers, by node.
-  std::int64_t block_elems_ = 0;
+  std::int64_t block_elems_ = 0, draw_elems_ = 0, list_cap_ = 0;
   std::vector<std::vector<double>> pool_, tiles_, slotv_, drawv_;
   // By node: its Full values' pool buffer, its broadcast's pool buffer, its tile; whether it is
   // an outer combination (see outer).
