@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -501,10 +502,7 @@ class CountSumState {
     coefsum_.assign(loss_.terms.size(), 0.0);
   }
 
-  // A term's coefficient in draw b of the block, and its atom in slot k.
-  double coef_at(std::int32_t c, std::int64_t b) const {
-    return loss_.nodes[c].shape == kScalar ? scal_[c] : drawv_[c][b];
-  }
+  // A term's atom in slot k.
   double atom_at(std::int32_t a, std::int64_t k) const {
     if (a < 0) return 1.0;
     return loss_.nodes[a].shape == kScalar ? scal_[a] : slotv_[a][k];
@@ -528,6 +526,7 @@ class CountSumState {
     const auto T = loss_.terms.size();
     std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
     std::fill(coefsum_.begin(), coefsum_.end(), 0.0);
+    corr_.assign(T * static_cast<std::size_t>(Q), 0.0);
     const Label* lab = d_.item(i);
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
@@ -540,12 +539,31 @@ class CountSumState {
         row_index_[b] = r;
         const Count* row = cnt + r * stride;
         rows_[b] = row;
-        for (std::int32_t k = 0; k < q; ++k) {
+        auto push = [&](std::int32_t k) {
           const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+          if (x == 0) return;
           lb_[L] = static_cast<std::int32_t>(b);
           lk_[L] = k;
           lx_[L] = x;
-          L += x != 0;
+          ++L;
+        };
+        if constexpr (sizeof(Count) == 1) {
+          // A row has few nonzero counts: found eight at a time (as CountTableState does; word
+          // reads past a short row stay inside the table's spare line).
+          constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+          for (std::int32_t w = 0; w * 8 < q; ++w) {
+            std::uint64_t word;
+            std::memcpy(&word, row + 8 * w, 8);
+            std::uint64_t nonzero = (((word & low7) + low7) | word) & high;
+            while (nonzero != 0) {
+              const std::int32_t k = 8 * w + (ctz64(nonzero) >> 3);
+              if (k >= q) break;
+              push(k);
+              nonzero &= nonzero - 1;
+            }
+          }
+        } else {
+          for (std::int32_t k = 0; k < q; ++k) push(k);
         }
       }
       for (std::int32_t j = 0; j < n_cell_; ++j) {
@@ -609,17 +627,29 @@ class CountSumState {
           cs_apply(x, L, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
         }
       }
+      // The formula in the nonzero cells, and there the coefficients (their separable form is
+      // taken out per slot at the end: slot k gets atom(k) x (coefficient sum over all draws
+      // less over its nonzero cells)).
       const double* f = lbuf_[loss_.result].data();
-      for (std::int64_t l = 0; l < L; ++l) {
-        double zero = 0.0;
-        for (std::size_t t = 0; t < T; ++t)
-          zero += coef_at(loss_.terms[t].first, lb_[l]) * atom_at(loss_.terms[t].second, lk_[l]);
-        acc_[lk_[l]] += f[l] - zero;
+      const std::int32_t* lb = lb_.data();
+      const std::int32_t* lk = lk_.data();
+      double* acc = acc_.data();
+      for (std::int64_t l = 0; l < L; ++l) acc[lk[l]] += f[l];
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::int32_t c = loss_.terms[t].first;
+        double* corr = corr_.data() + t * Q;
+        if (loss_.nodes[c].shape == kScalar) {
+          const double v = scal_[c];
+          for (std::int64_t l = 0; l < L; ++l) corr[lk[l]] += v;
+        } else {
+          const double* v = drawv_[c].data();
+          for (std::int64_t l = 0; l < L; ++l) corr[lk[l]] += v[lb[l]];
+        }
       }
     }
     for (std::int64_t k = 0; k < Q; ++k) {
       double v = acc_[k];
-      for (std::size_t t = 0; t < T; ++t) v += coefsum_[t] * atom_at(loss_.terms[t].second, k);
+      for (std::size_t t = 0; t < T; ++t) v += atom_at(loss_.terms[t].second, k) * (coefsum_[t] - corr_[t * Q + k]);
       out[k] = v;
     }
   }
@@ -674,7 +704,7 @@ class CountSumState {
   std::vector<std::int32_t> list_prog_, draw_sp_prog_, gathered_;
   std::vector<std::int32_t> lb_, lk_, lx_;
   std::vector<std::vector<double>> cellbase_, lgat_, lbuf_;
-  std::vector<double> coefsum_;
+  std::vector<double> coefsum_, corr_;
   std::vector<double> scal_, acc_;
   std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
   std::vector<const Count*> rows_;
