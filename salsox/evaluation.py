@@ -9,6 +9,7 @@ import numpy as np
 from . import _core
 from ._ecosystem import convert_foreign
 from ._validation import as_label_matrix, check_n_jobs
+from .countsum import CountSumLoss, countsum_losses
 from .draws import Draws, as_draws
 from .losses import CountLoss, Loss, PSMLoss, get_loss
 
@@ -197,6 +198,8 @@ def _losses(est: np.ndarray, truth: Union[Draws, PSM], loss: Loss, n_jobs: int) 
         from .plugins import evaluate_python_loss
 
         return evaluate_python_loss(loss, est, truth)
+    if isinstance(loss, CountSumLoss):
+        return countsum_losses(loss, est, truth, n_jobs)
     values = np.asarray(_core.expected_losses(truth._core, loss._count_loss(truth.n_items), est, n_jobs))
     return values * getattr(loss, "_scale", 1.0)
 

@@ -38,9 +38,9 @@ def salsox_losses() -> Sequence[Any]:
     """Return the losses this plugin provides.
 
     :return: A sequence whose items are each a loss class (a subclass of
-        :class:`salsox.plugins.DecomposableLoss` or :class:`salsox.plugins.ContingencyLoss`,
-        instantiated with no arguments when selected by name), a loss instance, or a
-        zero-argument factory returning a loss instance.
+        :class:`salsox.plugins.DecomposableLoss`, :class:`salsox.plugins.CountSumLoss` or
+        :class:`salsox.plugins.ContingencyLoss`, instantiated with no arguments when selected
+        by name), a loss instance, or a zero-argument factory returning a loss instance.
 
     Each loss's ``name`` attribute selects it in :func:`salsox.salso`,
     :func:`salsox.partition_loss` and :func:`salsox.dlso`. When a user writes
@@ -49,6 +49,8 @@ def salsox_losses() -> Sequence[Any]:
 
     * :class:`~salsox.plugins.DecomposableLoss`: per-draw-cluster, per-estimate-cluster and
       per-cell functions of counts; tabulated once for 0..n and searched at native speed.
+    * :class:`~salsox.plugins.CountSumLoss`: a formula in per-draw sums of functions of counts;
+      the functions are tabulated, the formula compiled and evaluated natively.
     * :class:`~salsox.plugins.ContingencyLoss`: any function of a contingency table, called
       from the C++ search in batches (the generic, slower path).
 

@@ -759,3 +759,6 @@ def initial_partitions(
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, int(r)])))
         initial[r] = first = _call_initializer(init, draws, max_clusters, rng)
     return initial, used.astype(np.uint8), init.name
+
+
+from .countsum import CountSumLoss as CountSumLoss  # noqa: E402  (re-export; countsum imports this module lazily)

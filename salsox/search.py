@@ -18,6 +18,7 @@ from ._validation import (
     max_threads,
     relabel_rows,
 )
+from .countsum import CountSumLoss, countsum_bytes, salso_countsum
 from .draws import Draws
 from .evaluation import PSM, _check_square_memory, _losses, as_truth, psm
 from .losses import CountLoss, Loss, PSMLoss, get_loss
@@ -346,6 +347,8 @@ def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -
         co, H = payload
         return _core.salso_coclustering_binder(co, H, *loss._unit_costs, **options)  # type: ignore[attr-defined]
     if chosen == "counts":
+        if isinstance(loss, CountSumLoss):
+            return salso_countsum(payload, loss, options)
         return _core.salso_counts(payload._core, loss._count_loss(payload.n_items), **options)  # type: ignore[attr-defined]
     from .plugins import salso_python_loss
 
@@ -355,6 +358,8 @@ def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -
 
 def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:
     """Bytes one search thread's count-table state takes (as the engine sizes it)."""
+    if isinstance(loss, CountSumLoss):
+        return countsum_bytes(d, kd, loss)
     return int(_core.count_table_bytes(d._core, kd, loss._count_loss(d.n_items)))  # type: ignore[attr-defined]
 
 

@@ -6,10 +6,10 @@ from typing import Any, List
 
 import salsox
 
-from .losses import BinderPlugin, OMARINumpy, VIPlugin
+from .losses import BinderPlugin, FowlkesMallows, Jaccard, NMISqrt, OMARINumpy, VIPlugin
 
 
 @salsox.hookimpl
 def salsox_losses() -> List[Any]:
     """Loss classes: instantiated with no arguments when selected by name."""
-    return [VIPlugin, BinderPlugin, OMARINumpy]
+    return [VIPlugin, BinderPlugin, OMARINumpy, Jaccard, FowlkesMallows, NMISqrt]

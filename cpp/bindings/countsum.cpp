@@ -1,0 +1,162 @@
+// Bindings of count-sum losses (countsum_loss.hpp): the compiled formula object, the SALSO search
+// and the evaluation of given estimates. Same conventions as salso_counts: the GIL is released
+// around the engine, Ctrl-C and the progress callable through PythonMonitor, results by
+// to_python.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "salsox/count_table.hpp"
+#include "salsox/countsum_loss.hpp"
+#include "salsox/countsum_state.hpp"
+#include "salsox/draws.hpp"
+#include "salsox/search.hpp"
+#include "common.hpp"
+
+namespace py = pybind11;
+using namespace salsox;
+using namespace salsox::bindings;
+
+namespace {
+
+using NodeSpec = std::tuple<std::string, std::int32_t, std::int32_t, std::int32_t, double>;
+
+CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector<std::vector<double>> cell,
+                           std::vector<std::vector<double>> estimate, std::vector<std::vector<double>> draw,
+                           const std::vector<NodeSpec>& nodes, std::int32_t result,
+                           const std::vector<std::pair<std::int32_t, std::int32_t>>& terms) {
+  if (n < 1) throw std::invalid_argument("n must be >= 1");
+  CountSumLoss L;
+  L.label = label;
+  L.n = n;
+  std::vector<std::vector<double>>* kinds[3] = {&cell, &estimate, &draw};
+  for (int w = 0; w < 3; ++w) {
+    for (auto& t : *kinds[w]) {
+      if (static_cast<std::int64_t>(t.size()) != n + 1) throw std::invalid_argument("count-sum tables must have n + 1 entries");
+      t.push_back(t.back());  // one spare entry keeps table[x + 1] valid for x = n
+      L.g[w].push_back(std::move(t));
+    }
+  }
+  for (const auto& [op, a, b, c, value] : nodes) {
+    CsNode x;
+    x.op = cs_parse_op(op);
+    x.a = a;
+    x.b = b;
+    x.c = c;
+    x.value = value;
+    L.nodes.push_back(x);
+  }
+  L.result = result;
+  L.terms = terms;
+  L.finalise();
+  return L;
+}
+
+void check_loss(const CompactDraws& draws, const CountSumLoss& loss) {
+  if (loss.n != draws.n()) throw std::invalid_argument("the count-sum loss was tabulated for another number of items");
+}
+
+}  // namespace
+
+void bind_countsum(py::module_& m) {
+  py::class_<CountSumLoss>(m, "CountSumLoss")
+      .def(py::init(&make_countsum), py::arg("label"), py::arg("n"), py::arg("cell"), py::arg("estimate"),
+           py::arg("draw"), py::arg("nodes"), py::arg("result"),
+           py::arg("terms") = std::vector<std::pair<std::int32_t, std::int32_t>>{},
+           "A compiled count-sum formula: tables g(0..n) per sum, nodes (op, a, b, c, value) in "
+           "topological order, and optionally its separable form in the zero cells, (coefficient, "
+           "atom) node pairs.")
+      .def_property_readonly("sparse", [](const CountSumLoss& L) { return !L.terms.empty(); })
+      .def_property_readonly("n", [](const CountSumLoss& L) { return L.n; })
+      .def_property_readonly("label", [](const CountSumLoss& L) { return L.label; })
+      .def(
+          "evaluate",
+          [](const CountSumLoss& L, double m, const std::vector<double>& cell, const std::vector<double>& estimate,
+             const std::vector<double>& draw) {
+            if (static_cast<std::int32_t>(cell.size()) != L.sums(SumWhere::Cell) ||
+                static_cast<std::int32_t>(estimate.size()) != L.sums(SumWhere::Estimate) ||
+                static_cast<std::int32_t>(draw.size()) != L.sums(SumWhere::Draw))
+              throw std::invalid_argument("wrong number of sums");
+            std::vector<double> scratch;
+            return L.evaluate(m, cell.data(), estimate.data(), draw.data(), scratch);
+          },
+          py::arg("m"), py::arg("cell"), py::arg("estimate"), py::arg("draw"),
+          "The formula for given sums (as the engine evaluates it per draw).");
+
+  m.def(
+      "countsum_losses",
+      [](const CompactDraws& draws, const CountSumLoss& loss, const CArray<std::int32_t>& estimates, int n_jobs,
+         double tolerance) {
+        check_loss(draws, loss);
+        const std::int64_t n = draws.n();
+        if (estimates.ndim() != 2 || estimates.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+        const std::int32_t* e = estimates.data();
+        for (py::ssize_t x = 0; x < estimates.size(); ++x)
+          if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
+        const std::int64_t M = estimates.shape(0);
+        std::vector<double> out;
+        CountSumViolation bad;
+        {
+          py::gil_scoped_release release;
+          out = draws.visit([&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad); });
+        }
+        py::object violation = py::none();
+        if (bad.draw >= 0) violation = py::make_tuple(bad.estimate, bad.draw, bad.value);
+        return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data()), violation);
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1, py::arg("tolerance") = 1e-9,
+      "(expected losses, first violation or None): the first (estimate, draw, value) whose per-draw loss is "
+      "below -tolerance or not finite.");
+
+  m.def(
+      "countsum_bytes",
+      [](const CompactDraws& draws, std::int32_t max_clusters, const CountSumLoss& loss) {
+        std::int64_t rows = 0;
+        for (const auto k : draws.clusters_per_draw()) rows += k;
+        const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false);
+        const double sums = static_cast<double>(loss.sums(SumWhere::Cell) + loss.sums(SumWhere::Draw));
+        // The running sums and their snapshot, and the allocated counts per row and theirs.
+        return table + 2.0 * 8.0 * sums * static_cast<double>(draws.H()) + 2.0 * 4.0 * static_cast<double>(rows);
+      },
+      py::arg("draws"), py::arg("max_clusters"), py::arg("loss"), "Bytes one search thread's count-sum state takes.");
+
+  m.def(
+      "salso_countsum",
+      [](const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters, std::int64_t n_runs,
+         std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs,
+         std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used, std::int64_t first_run,
+         int inner_threads, py::object progress) {
+        check_loss(draws, loss);
+        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed, initial,
+                                 initial_used, draws.n(), max_clusters);
+        opts.first_run = first_run;
+        opts.inner_threads = inner_threads;
+        SearchResult res;
+        PythonMonitor monitor(std::move(progress));
+        {
+          py::gil_scoped_release release;
+          res = draws.visit([&](auto v) {
+            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+            return with_count_type(v.n, [&](auto count) {
+              using State = CountSumState<Label, decltype(count)>;
+              return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); }, opts,
+                               monitor.monitor());
+            });
+          });
+        }
+        monitor.finish(res, opts.n_runs);
+        return to_python(res);
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
+      py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
+      py::arg("initial") = py::none(), py::arg("initial_used") = py::none(), py::arg("first_run") = 0,
+      py::arg("inner_threads") = 0, py::arg("progress") = py::none(),
+      "SALSO search minimising the mean over draws of a count-sum formula.");
+}

@@ -1,0 +1,762 @@
+// Search state for count-sum losses (countsum_loss.hpp). The count tables are kept by a
+// CountTableState (with an all-zero tabulated loss, used for storage only); this state adds the
+// running per-draw sums: for each draw h the cell sums and draw sums, and the estimate sums.
+// Moving item i (draw cluster c_h(i)) into slot k changes a cell sum by g(n_ck + 1) - g(n_ck)
+// and an estimate sum by g(m_k + 1) - g(m_k); scoring reads each draw's row once, builds the
+// sums every candidate slot would give over a block of draws, and runs the compiled formula
+// over the whole block (a node is one loop over draws x slots).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "count_loss.hpp"
+#include "count_table.hpp"
+#include "countsum_loss.hpp"
+#include "draws.hpp"
+
+namespace salsox {
+
+template <class Label, class Count = std::int32_t>
+class CountSumState {
+ public:
+  // Elements (draws x slots) per block of the block evaluation: a node's block of values stays
+  // in L1/L2 while the formula runs over it.
+  static constexpr std::int64_t kBlockElems = 1024;
+  // Sparse scores: draws per block, and the capacity of a block's nonzero-cell list. Large
+  // blocks: the per-draw work is short, so the per-node dispatch must be spread over many.
+  static constexpr std::int64_t kSparseDraws = 1024;
+  static constexpr std::int64_t kSparseCells = 16384;
+
+  CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters)
+      : d_(draws), loss_(loss),
+        storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
+        table_(draws, storage_loss_, max_clusters) {
+    for (int w = 0; w < 3; ++w) {
+      for (const auto& t : loss_.g[w]) {
+        std::vector<double> diff(t.size() - 1);
+        for (std::size_t x = 0; x + 1 < t.size(); ++x) diff[x] = t[x + 1] - t[x];
+        diff_[w].push_back(std::move(diff));
+      }
+    }
+    n_cell_ = loss_.sums(SumWhere::Cell);
+    n_est_ = loss_.sums(SumWhere::Estimate);
+    n_draw_ = loss_.sums(SumWhere::Draw);
+    cell_.assign(static_cast<std::size_t>(n_cell_ * d_.H), 0.0);
+    draw_.assign(static_cast<std::size_t>(n_draw_ * d_.H), 0.0);
+    est_.assign(static_cast<std::size_t>(n_est_), 0.0);
+    alloc_.assign(static_cast<std::size_t>(d_.rows), 0);
+    // Evaluation buffers. Slot and Draw node values are short (a slot's or a block's worth);
+    // Full values (draws x slots) come from a pool, reused once a value is dead, so that the
+    // live ones stay in L1 while the formula runs over a block.
+    const std::int32_t slots = max_clusters + 1;
+    block_elems_ = std::max<std::int64_t>(kBlockElems, 8 * slots);
+    draw_elems_ = std::max<std::int64_t>(block_elems_, kSparseDraws);
+    list_cap_ = std::max<std::int64_t>(kSparseCells, slots);
+    const auto V = loss_.nodes.size();
+    slotv_.assign(V, {});
+    drawv_.assign(V, {});
+    scal_.assign(V, 0.0);
+    full_of_.assign(V, -1);
+    bcast_of_.assign(V, -1);
+    tile_of_.assign(V, -1);
+    outer_.assign(V, 0);
+    // A Full node with no Full operand is an outer combination of per-draw and per-slot values,
+    // computed directly; the Slot and Draw operands of the other Full nodes are tiled once per
+    // score (Slot) or broadcast once per block (Draw) to full blocks.
+    const std::vector<bool> dense = reach({loss_.result});
+    std::vector<bool> tiled(V, false), broadcast(V, false);
+    for (std::size_t v = 0; v < V; ++v) {
+      const CsNode& x = loss_.nodes[v];
+      if (!dense[v] || cs_is_leaf(x.op) || x.shape != kFull) continue;
+      bool any_full = false;
+      for (std::int32_t u : {x.a, x.b, x.c})
+        if (u >= 0 && loss_.nodes[u].shape == kFull) any_full = true;
+      if (!any_full && x.op != CsOp::Where) {
+        outer_[v] = 1;
+        continue;
+      }
+      for (std::int32_t u : {x.a, x.b, x.c}) {
+        if (u < 0) continue;
+        if (loss_.nodes[u].shape == kSlot) tiled[u] = true;
+        if (loss_.nodes[u].shape == kDraw) broadcast[u] = true;
+      }
+    }
+    for (std::size_t v = 0; v < V; ++v) {
+      const CsNode& x = loss_.nodes[v];
+      switch (x.shape) {
+        case kScalar: scalar_prog_.push_back(static_cast<std::int32_t>(v)); break;
+        case kSlot: slot_prog_.push_back(static_cast<std::int32_t>(v)); slotv_[v].assign(slots, 0.0); break;
+        case kDraw:
+          if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
+          drawv_[v].assign(draw_elems_, 0.0);
+          break;
+        default:
+          if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
+      }
+      if (tiled[v]) {
+        tile_of_[v] = static_cast<std::int32_t>(tiles_.size());
+        tiles_.emplace_back(block_elems_, 0.0);
+        tiled_.push_back(static_cast<std::int32_t>(v));
+      }
+    }
+    // Pool assignment over the block program: a Full value (or a broadcast) lives from its node
+    // to its last reader; the result lives to the end.
+    const auto P = block_prog_.size();
+    std::vector<std::int64_t> last_full(V, -1), last_bcast(V, -1);
+    for (std::size_t p = 0; p < P; ++p) {
+      const CsNode& x = loss_.nodes[block_prog_[p]];
+      if (cs_is_leaf(x.op) || x.shape != kFull || outer_[block_prog_[p]]) continue;
+      for (std::int32_t u : {x.a, x.b, x.c}) {
+        if (u < 0) continue;
+        if (loss_.nodes[u].shape == kFull) last_full[u] = static_cast<std::int64_t>(p);
+        if (loss_.nodes[u].shape == kDraw) last_bcast[u] = static_cast<std::int64_t>(p);
+      }
+    }
+    last_full[loss_.result] = static_cast<std::int64_t>(P);
+    std::vector<std::int32_t> free_list;
+    std::int32_t pool = 0;
+    auto take = [&]() {
+      if (!free_list.empty()) {
+        const std::int32_t b = free_list.back();
+        free_list.pop_back();
+        return b;
+      }
+      return pool++;
+    };
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::int32_t v = block_prog_[p];
+      const CsNode& x = loss_.nodes[v];
+      // Operands read for the last time here: their buffers may take this node's values
+      // (elementwise, so in place is safe).
+      if (!cs_is_leaf(x.op) && x.shape == kFull && !outer_[v]) {
+        std::int32_t seen[3] = {-1, -1, -1};
+        int m = 0;
+        for (std::int32_t u : {x.a, x.b, x.c}) {
+          if (u < 0 || std::find(seen, seen + m, u) != seen + m) continue;
+          seen[m++] = u;
+          if (last_full[u] == static_cast<std::int64_t>(p) && full_of_[u] >= 0) free_list.push_back(full_of_[u]);
+          if (last_bcast[u] == static_cast<std::int64_t>(p) && bcast_of_[u] >= 0) free_list.push_back(bcast_of_[u]);
+        }
+      }
+      if (x.shape == kFull && last_full[v] >= 0) full_of_[v] = take();
+      if (x.shape == kFull && last_full[v] < 0) full_of_[v] = take(), free_list.push_back(full_of_[v]);
+      if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
+    }
+    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
+    if (!loss_.terms.empty()) prepare_sparse();
+    acc_.assign(slots, 0.0);
+    rows_.assign(draw_elems_, nullptr);
+    row_index_.assign(draw_elems_, 0);
+  }
+
+  CountSumState(const CountSumState&) = delete;
+  CountSumState& operator=(const CountSumState&) = delete;
+
+  std::int64_t n() const { return d_.n; }
+  std::int64_t draws() const { return d_.H; }
+  std::int32_t max_clusters() const { return table_.max_clusters(); }
+  std::int32_t slots() const { return table_.slots(); }
+  std::int64_t size(std::int32_t k) const { return table_.size(k); }
+  std::int32_t label(std::int64_t i) const { return table_.label(i); }
+  const std::vector<std::int32_t>& labels() const { return table_.labels(); }
+
+  void clear() {
+    table_.clear();
+    std::fill(cell_.begin(), cell_.end(), 0.0);
+    std::fill(draw_.begin(), draw_.end(), 0.0);
+    std::fill(est_.begin(), est_.end(), 0.0);
+    std::fill(alloc_.begin(), alloc_.end(), 0);
+  }
+
+  void rebuild(const std::vector<std::int32_t>& labels) {
+    table_.rebuild(labels);
+    recompute_sums();
+  }
+
+  void add(std::int64_t i, std::int32_t k) {
+    shift<true>(i, k);
+    const std::int64_t s = table_.size(k);
+    for (std::int32_t j = 0; j < n_est_; ++j) est_[j] += diff_[1][j][s];
+    table_.add(i, k);
+  }
+
+  void remove(std::int64_t i) {
+    const std::int32_t k = table_.label(i);
+    shift<false>(i, k);
+    const std::int64_t s = table_.size(k) - 1;
+    for (std::int32_t j = 0; j < n_est_; ++j) est_[j] -= diff_[1][j][s];
+    table_.remove(i);
+  }
+
+  void close_slot(std::int32_t k) { table_.close_slot(k); }
+
+  // Allocated item i from its slot to slot k in one pass over the draws (the draw sums stay).
+  void move(std::int64_t i, std::int32_t k) {
+    const std::int32_t old = table_.label(i);
+    if (k == old) return;
+    const Label* lab = d_.item(i);
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    for (std::int32_t j = 0; j < n_cell_; ++j) {
+      const double* dc = diff_[0][j].data();
+      double* S = cell_.data() + j * d_.H;
+      for (std::int64_t h = 0; h < d_.H; ++h) {
+        const Count* row = cnt + (d_.base[h] + lab[h]) * stride;
+        S[h] += dc[row[k]] - dc[row[old] - 1];
+      }
+    }
+    const std::int64_t sk = table_.size(k), so = table_.size(old);
+    for (std::int32_t j = 0; j < n_est_; ++j) est_[j] += diff_[1][j][sk] - diff_[1][j][so - 1];
+    table_.move(i, k);
+  }
+
+  void release_slot(std::int32_t k) {
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    for (std::int64_t h = 0; h < d_.H; ++h) {
+      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+        const std::int64_t x = cnt[r * stride + k];
+        if (x == 0) continue;
+        const std::int64_t s = alloc_[r];
+        alloc_[r] = static_cast<std::int32_t>(s - x);
+        for (std::int32_t j = 0; j < n_cell_; ++j) cell_[j * d_.H + h] += loss_.g[0][j][0] - loss_.g[0][j][x];
+        for (std::int32_t j = 0; j < n_draw_; ++j) draw_[j * d_.H + h] += loss_.g[2][j][s - x] - loss_.g[2][j][s];
+      }
+    }
+    const std::int64_t s = table_.size(k);
+    for (std::int32_t j = 0; j < n_est_; ++j) est_[j] += loss_.g[1][j][0] - loss_.g[1][j][s];
+    table_.release_slot(k);
+  }
+
+  bool prefers_table_pass(std::int64_t members) const { return table_.prefers_table_pass(members); }
+
+  void snapshot() {
+    table_.snapshot();
+    snap_cell_ = cell_;
+    snap_draw_ = draw_;
+    snap_est_ = est_;
+    snap_alloc_ = alloc_;
+  }
+  void restore() {
+    table_.restore();
+    cell_ = snap_cell_;
+    draw_ = snap_draw_;
+    est_ = snap_est_;
+    alloc_ = snap_alloc_;
+  }
+
+  void score(std::int64_t i, double* out) { score_as(i, -1, out); }
+  void score_move(std::int64_t i, double* out) { score_as(i, table_.label(i), out); }
+
+  // The formula's value in every draw for the current allocation, from scratch (sums in a
+  // fixed order, so no incremental rounding leaks into reported values).
+  void draw_losses(double* out) const {
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    const std::int32_t q = table_.slots();
+    std::vector<double> est(static_cast<std::size_t>(n_est_) + 1, 0.0), cell(static_cast<std::size_t>(n_cell_) + 1),
+        draw(static_cast<std::size_t>(n_draw_) + 1), scratch;
+    for (std::int32_t j = 0; j < n_est_; ++j)
+      for (std::int32_t k = 0; k < q; ++k) est[j] += loss_.g[1][j][table_.size(k)];
+    for (std::int64_t h = 0; h < d_.H; ++h) {
+      std::fill(cell.begin(), cell.end(), 0.0);
+      std::fill(draw.begin(), draw.end(), 0.0);
+      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+        const Count* row = cnt + r * stride;
+        std::int64_t s = 0;
+        for (std::int32_t k = 0; k < q; ++k) {
+          s += row[k];
+          for (std::int32_t j = 0; j < n_cell_; ++j) cell[j] += loss_.g[0][j][row[k]];
+        }
+        for (std::int32_t j = 0; j < n_draw_; ++j) draw[j] += loss_.g[2][j][s];
+      }
+      out[h] = loss_.evaluate(static_cast<double>(table_.allocated()), cell.data(), est.data(), draw.data(), scratch);
+    }
+  }
+
+  double expected_loss() const {
+    std::vector<double> values(static_cast<std::size_t>(d_.H));
+    draw_losses(values.data());
+    double total = 0.0;
+    for (double v : values) total += v;
+    return total / static_cast<double>(d_.H);
+  }
+
+ private:
+  static std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_cast<std::size_t>(n) + 1, 0.0); }
+
+  // The per-draw sums of the current table, from scratch.
+  void recompute_sums() {
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    const std::int32_t q = table_.slots();
+    std::fill(cell_.begin(), cell_.end(), 0.0);
+    std::fill(draw_.begin(), draw_.end(), 0.0);
+    std::fill(est_.begin(), est_.end(), 0.0);
+    for (std::int64_t h = 0; h < d_.H; ++h) {
+      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+        const Count* row = cnt + r * stride;
+        std::int64_t s = 0;
+        for (std::int32_t k = 0; k < q; ++k) {
+          s += row[k];
+          for (std::int32_t j = 0; j < n_cell_; ++j) cell_[j * d_.H + h] += loss_.g[0][j][row[k]];
+        }
+        alloc_[r] = static_cast<std::int32_t>(s);
+        for (std::int32_t j = 0; j < n_draw_; ++j) draw_[j * d_.H + h] += loss_.g[2][j][s];
+      }
+    }
+    for (std::int32_t j = 0; j < n_est_; ++j)
+      for (std::int32_t k = 0; k < q; ++k) est_[j] += loss_.g[1][j][table_.size(k)];
+  }
+
+  // The sums' side of add (kAdd) and remove of item i in slot k, read before the table changes.
+  template <bool kAdd>
+  void shift(std::int64_t i, std::int32_t k) {
+    const Label* lab = d_.item(i);
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    const std::int64_t H = d_.H;
+    for (std::int64_t h = 0; h < H; ++h) {
+      const std::int64_t r = d_.base[h] + lab[h];
+      const std::int64_t c = cnt[r * stride + k] - (kAdd ? 0 : 1);
+      const std::int64_t s = kAdd ? alloc_[r]++ : --alloc_[r];
+      for (std::int32_t j = 0; j < n_cell_; ++j) cell_[j * H + h] += kAdd ? diff_[0][j][c] : -diff_[0][j][c];
+      for (std::int32_t j = 0; j < n_draw_; ++j) draw_[j * H + h] += kAdd ? diff_[2][j][s] : -diff_[2][j][s];
+    }
+  }
+
+  static CsArg scalar_arg(double v) {
+    CsArg a;
+    a.v = v;
+    return a;
+  }
+
+  // Operand u of a node of shape `shape`.
+  CsArg arg(std::int32_t u, std::int32_t shape) const {
+    if (u < 0) return CsArg{};
+    const std::int32_t s = loss_.nodes[u].shape;
+    if (s == kScalar) return scalar_arg(scal_[u]);
+    CsArg a;
+    if (shape == kSlot) a.p = slotv_[u].data();
+    else if (shape == kDraw) a.p = drawv_[u].data();
+    else if (s == kSlot) a.p = tiles_[tile_of_[u]].data();
+    else if (s == kDraw) a.p = pool_[bcast_of_[u]].data();
+    else a.p = pool_[full_of_[u]].data();
+    return a;
+  }
+
+  // out[k] (k = 0..q, q a new cluster) = sum over draws of the formula with item i in slot k,
+  // item i being virtually removed from slot `old` first (-1: unallocated).
+  void score_as(std::int64_t i, std::int32_t old, double* out) {
+    const std::int32_t q = table_.slots();
+    const std::int64_t Q = q + 1;
+    const double m = static_cast<double>(old >= 0 ? table_.allocated() : table_.allocated() + 1);
+    // Scalars and per-slot values, once per item.
+    for (std::int32_t v : scalar_prog_) {
+      const CsNode& x = loss_.nodes[v];
+      if (x.op == CsOp::Const) scal_[v] = x.value;
+      else if (x.op == CsOp::N) scal_[v] = m;
+      else {
+        const CsArg a = arg(x.a, kScalar), b = arg(x.b, kScalar), c = arg(x.c, kScalar);
+        cs_apply(x, 1, a, b, c, &scal_[v]);
+      }
+    }
+    for (std::int32_t v : slot_prog_) {
+      const CsNode& x = loss_.nodes[v];
+      double* o = slotv_[v].data();
+      if (x.op == CsOp::Est) {
+        const double* de = diff_[1][x.a].data();
+        const double base = old >= 0 ? est_[x.a] - de[table_.size(old) - 1] : est_[x.a];
+        for (std::int32_t k = 0; k < q; ++k) o[k] = base + de[table_.size(k) - (k == old ? 1 : 0)];
+        o[q] = base + de[0];
+      } else {
+        cs_apply(x, Q, arg(x.a, kSlot), arg(x.b, kSlot), arg(x.c, kSlot), o);
+      }
+    }
+    const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
+    if (!loss_.terms.empty()) {
+      score_sparse(i, old, std::max<std::int64_t>(1, std::min({d_.H, kSparseDraws, list_cap_ / std::max(1, q)})), out);
+      return;
+    }
+    for (std::int32_t v : tiled_) {
+      const double* s = slotv_[v].data();
+      double* t = tiles_[tile_of_[v]].data();
+      for (std::int64_t b = 0; b < Bd; ++b)
+        for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
+    }
+    std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
+    const Label* lab = d_.item(i);
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    const CsNode& res = loss_.nodes[loss_.result];
+    // Blocks from the last draw down: add and remove touched the last draws' rows last.
+    for (std::int64_t end = d_.H; end > 0; end -= Bd) {
+      const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
+      const std::int64_t nb = end - h0;
+      for (std::int64_t b = 0; b < nb; ++b) {
+        const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
+        row_index_[b] = r;
+        rows_[b] = cnt + r * stride;
+      }
+      for (std::int32_t v : block_prog_) {
+        const CsNode& x = loss_.nodes[v];
+        if (x.op == CsOp::Draw) {
+          double* o = drawv_[v].data();
+          const double* S = draw_.data() + x.a * d_.H + h0;
+          if (old >= 0) {
+            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
+          } else {
+            const double* dd = diff_[2][x.a].data();
+            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
+          }
+        } else if (x.op == CsOp::Cell) {
+          gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
+        } else if (x.shape == kDraw) {
+          cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
+        } else if (outer_[v]) {
+          outer(x, nb, Q, pool_[full_of_[v]].data());
+        } else {
+          cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
+        }
+        if (bcast_of_[v] >= 0) {
+          const double* s = drawv_[v].data();
+          double* t = pool_[bcast_of_[v]].data();
+          for (std::int64_t b = 0; b < nb; ++b)
+            for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[b];
+        }
+      }
+      if (res.shape == kFull) {
+        const double* f = pool_[full_of_[loss_.result]].data();
+        for (std::int64_t b = 0; b < nb; ++b)
+          for (std::int64_t k = 0; k < Q; ++k) acc_[k] += f[b * Q + k];
+      } else if (res.shape == kDraw) {
+        double t = 0.0;
+        const double* f = drawv_[loss_.result].data();
+        for (std::int64_t b = 0; b < nb; ++b) t += f[b];
+        for (std::int64_t k = 0; k < Q; ++k) acc_[k] += t;
+      }
+    }
+    const double H = static_cast<double>(d_.H);
+    for (std::int64_t k = 0; k < Q; ++k) {
+      if (res.shape == kSlot) out[k] = H * slotv_[loss_.result][k];
+      else if (res.shape == kScalar) out[k] = H * scal_[loss_.result];
+      else out[k] = acc_[k];
+    }
+  }
+
+  // Nodes the roots depend on.
+  std::vector<bool> reach(const std::vector<std::int32_t>& roots) const {
+    std::vector<bool> in(loss_.nodes.size(), false);
+    for (std::int32_t r : roots)
+      if (r >= 0) in[r] = true;
+    for (std::size_t v = loss_.nodes.size(); v-- > 0;) {
+      const CsNode& x = loss_.nodes[v];
+      if (!in[v] || cs_is_leaf(x.op)) continue;
+      for (std::int32_t u : {x.a, x.b, x.c})
+        if (u >= 0) in[u] = true;
+    }
+    return in;
+  }
+
+  // Programs and buffers of the sparse scores (CountSumLoss::terms): the coefficients over the
+  // draws of a block, and the formula over the list of a block's nonzero cells.
+  void prepare_sparse() {
+    const auto V = loss_.nodes.size();
+    const std::vector<bool> in_formula = reach({loss_.result});
+    std::vector<std::int32_t> roots;
+    for (const auto& t : loss_.terms) roots.push_back(t.first);
+    lgat_.assign(V, {});
+    lbuf_.assign(V, {});
+    for (std::size_t v = 0; v < V; ++v) {
+      const CsNode& x = loss_.nodes[v];
+      if (!in_formula[v] || x.shape != kFull) continue;
+      list_prog_.push_back(static_cast<std::int32_t>(v));
+      lbuf_[v].assign(list_cap_, 0.0);
+      if (cs_is_leaf(x.op)) continue;
+      for (std::int32_t u : {x.a, x.b, x.c}) {
+        if (u < 0) continue;
+        const std::int32_t s = loss_.nodes[u].shape;
+        if ((s == kSlot || s == kDraw) && lgat_[u].empty()) {
+          lgat_[u].assign(list_cap_, 0.0);
+          gathered_.push_back(u);
+          if (s == kDraw) roots.push_back(u);
+        }
+      }
+    }
+    const std::vector<bool> in_draws = reach(roots);
+    for (std::size_t v = 0; v < V; ++v)
+      if (in_draws[v] && loss_.nodes[v].shape == kDraw) draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
+    cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(draw_elems_), 0.0));
+    lb_.assign(list_cap_, 0);
+    lk_.assign(list_cap_, 0);
+    lx_.assign(list_cap_, 0);
+    coefsum_.assign(loss_.terms.size(), 0.0);
+  }
+
+  // A term's atom in slot k.
+  double atom_at(std::int32_t a, std::int64_t k) const {
+    if (a < 0) return 1.0;
+    return loss_.nodes[a].shape == kScalar ? scal_[a] : slotv_[a][k];
+  }
+
+  // Operand u of a node evaluated over the nonzero-cell list.
+  CsArg list_arg(std::int32_t u) const {
+    if (u < 0) return CsArg{};
+    const std::int32_t s = loss_.nodes[u].shape;
+    if (s == kScalar) return scalar_arg(scal_[u]);
+    CsArg a;
+    a.p = s == kFull ? lbuf_[u].data() : lgat_[u].data();
+    return a;
+  }
+
+  // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
+  // in every nonzero cell, the formula's value less the separable form's.
+  void score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+    const std::int32_t q = table_.slots();
+    const std::int64_t Q = q + 1;
+    const auto T = loss_.terms.size();
+    std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
+    std::fill(coefsum_.begin(), coefsum_.end(), 0.0);
+    corr_.assign(T * static_cast<std::size_t>(Q), 0.0);
+    const Label* lab = d_.item(i);
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    for (std::int64_t end = d_.H; end > 0; end -= Bd) {
+      const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
+      const std::int64_t nb = end - h0;
+      std::int64_t L = 0;
+      for (std::int64_t b = 0; b < nb; ++b) {
+        const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
+        row_index_[b] = r;
+        const Count* row = cnt + r * stride;
+        rows_[b] = row;
+        auto push = [&](std::int32_t k) {
+          const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+          if (x == 0) return;
+          lb_[L] = static_cast<std::int32_t>(b);
+          lk_[L] = k;
+          lx_[L] = x;
+          ++L;
+        };
+        if constexpr (sizeof(Count) == 1) {
+          // A row has few nonzero counts: found eight at a time (as CountTableState does; word
+          // reads past a short row stay inside the table's spare line).
+          constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+          for (std::int32_t w = 0; w * 8 < q; ++w) {
+            std::uint64_t word;
+            std::memcpy(&word, row + 8 * w, 8);
+            std::uint64_t nonzero = (((word & low7) + low7) | word) & high;
+            while (nonzero != 0) {
+              const std::int32_t k = 8 * w + (ctz64(nonzero) >> 3);
+              if (k >= q) break;
+              push(k);
+              nonzero &= nonzero - 1;
+            }
+          }
+        } else {
+          for (std::int32_t k = 0; k < q; ++k) push(k);
+        }
+      }
+      for (std::int32_t j = 0; j < n_cell_; ++j) {
+        const double* dc = diff_[0][j].data();
+        const double* S = cell_.data() + j * d_.H + h0;
+        double* cb = cellbase_[j].data();
+        if (old >= 0)
+          for (std::int64_t b = 0; b < nb; ++b) cb[b] = S[b] - dc[rows_[b][old] - 1];
+        else
+          for (std::int64_t b = 0; b < nb; ++b) cb[b] = S[b];
+      }
+      for (std::int32_t v : draw_sp_prog_) {
+        const CsNode& x = loss_.nodes[v];
+        double* o = drawv_[v].data();
+        if (x.op == CsOp::Draw) {
+          const double* S = draw_.data() + x.a * d_.H + h0;
+          if (old >= 0) {
+            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
+          } else {
+            const double* dd = diff_[2][x.a].data();
+            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
+          }
+        } else if (x.op == CsOp::CellZero) {
+          const double* cb = cellbase_[x.a].data();
+          const double d0 = diff_[0][x.a][0];
+          for (std::int64_t b = 0; b < nb; ++b) o[b] = cb[b] + d0;
+        } else {
+          cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), o);
+        }
+      }
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::int32_t c = loss_.terms[t].first;
+        if (loss_.nodes[c].shape == kScalar) {
+          coefsum_[t] += static_cast<double>(nb) * scal_[c];
+        } else {
+          const double* o = drawv_[c].data();
+          double sum = 0.0;
+          for (std::int64_t b = 0; b < nb; ++b) sum += o[b];
+          coefsum_[t] += sum;
+        }
+      }
+      if (L == 0) continue;
+      for (std::int32_t u : gathered_) {
+        double* g = lgat_[u].data();
+        if (loss_.nodes[u].shape == kSlot) {
+          const double* s = slotv_[u].data();
+          for (std::int64_t l = 0; l < L; ++l) g[l] = s[lk_[l]];
+        } else {
+          const double* s = drawv_[u].data();
+          for (std::int64_t l = 0; l < L; ++l) g[l] = s[lb_[l]];
+        }
+      }
+      for (std::int32_t v : list_prog_) {
+        const CsNode& x = loss_.nodes[v];
+        double* o = lbuf_[v].data();
+        if (x.op == CsOp::Cell) {
+          const double* cb = cellbase_[x.a].data();
+          const double* dc = diff_[0][x.a].data();
+          for (std::int64_t l = 0; l < L; ++l) o[l] = cb[lb_[l]] + dc[lx_[l]];
+        } else {
+          cs_apply(x, L, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
+        }
+      }
+      // The formula in the nonzero cells, and there the coefficients (their separable form is
+      // taken out per slot at the end: slot k gets atom(k) x (coefficient sum over all draws
+      // less over its nonzero cells)).
+      const double* f = lbuf_[loss_.result].data();
+      const std::int32_t* lb = lb_.data();
+      const std::int32_t* lk = lk_.data();
+      double* acc = acc_.data();
+      for (std::int64_t l = 0; l < L; ++l) acc[lk[l]] += f[l];
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::int32_t c = loss_.terms[t].first;
+        double* corr = corr_.data() + t * Q;
+        if (loss_.nodes[c].shape == kScalar) {
+          const double v = scal_[c];
+          for (std::int64_t l = 0; l < L; ++l) corr[lk[l]] += v;
+        } else {
+          const double* v = drawv_[c].data();
+          for (std::int64_t l = 0; l < L; ++l) corr[lk[l]] += v[lb[l]];
+        }
+      }
+    }
+    for (std::int64_t k = 0; k < Q; ++k) {
+      double v = acc_[k];
+      for (std::size_t t = 0; t < T; ++t) v += atom_at(loss_.terms[t].second, k) * (coefsum_[t] - corr_[t * Q + k]);
+      out[k] = v;
+    }
+  }
+
+  // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
+  // its Draw operands are constants and its Slot operands vectors over the slots.
+  void outer(const CsNode& x, std::int64_t nb, std::int64_t Q, double* out) const {
+    // A binary node of shape Full without Full operands has one Draw and one Slot operand.
+    const bool a_draw = loss_.nodes[x.a].shape == kDraw;
+    const double* a = a_draw ? drawv_[x.a].data() : slotv_[x.a].data();
+    const double* b = a_draw ? slotv_[x.b].data() : drawv_[x.b].data();
+    cs_outer(x, nb, Q, a, a_draw, b, out);
+  }
+
+  // Cell sum j with item i in each slot, for draws h0..h0+nb-1: out[b * Q + k].
+  void gather_cells(std::int32_t j, std::int64_t h0, std::int64_t nb, std::int32_t q, std::int32_t old, double* out) const {
+    const double* dc = diff_[0][j].data();
+    const double* S = cell_.data() + j * d_.H + h0;
+    const std::int64_t Q = q + 1;
+    for (std::int64_t b = 0; b < nb; ++b) {
+      const Count* row = rows_[b];
+      double* o = out + b * Q;
+      const double base = old >= 0 ? S[b] - dc[row[old] - 1] : S[b];
+      for (std::int32_t k = 0; k < q; ++k) o[k] = base + dc[row[k]];
+      if (old >= 0) o[old] = base + dc[row[old] - 1];
+      o[q] = base + dc[0];
+    }
+  }
+
+  DrawsView<Label> d_;
+  const CountSumLoss& loss_;
+  CountLoss storage_loss_;  // referenced by table_: declared before it
+  CountTableState<Label, Count> table_;
+  std::vector<std::vector<double>> diff_[3];  // g(x + 1) - g(x), by kind and sum
+  std::int32_t n_cell_ = 0, n_est_ = 0, n_draw_ = 0;
+  // Running sums: cell_[j * H + h], draw_[j * H + h], est_[j]; alloc_[r]: allocated items of
+  // draw cluster (table row) r.
+  std::vector<double> cell_, draw_, est_;
+  std::vector<std::int32_t> alloc_;
+  std::vector<double> snap_cell_, snap_draw_, snap_est_;
+  std::vector<std::int32_t> snap_alloc_;
+  // Evaluation buffers, by node.
+  std::int64_t block_elems_ = 0, draw_elems_ = 0, list_cap_ = 0;
+  std::vector<std::vector<double>> pool_, tiles_, slotv_, drawv_;
+  // By node: its Full values' pool buffer, its broadcast's pool buffer, its tile; whether it is
+  // an outer combination (see outer).
+  std::vector<std::int32_t> full_of_, bcast_of_, tile_of_;
+  std::vector<std::uint8_t> outer_;
+  // Sparse scores (see prepare_sparse): programs, the nonzero-cell list (draw in the block,
+  // slot, count), per-draw cell sums without the item, gathered operands and list values by
+  // node, and the coefficients' sums over draws.
+  std::vector<std::int32_t> list_prog_, draw_sp_prog_, gathered_;
+  std::vector<std::int32_t> lb_, lk_, lx_;
+  std::vector<std::vector<double>> cellbase_, lgat_, lbuf_;
+  std::vector<double> coefsum_, corr_;
+  std::vector<double> scal_, acc_;
+  std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
+  std::vector<const Count*> rows_;
+  std::vector<std::int64_t> row_index_;
+};
+
+// The first offending value of a count-sum evaluation (a negative or non-finite per-draw loss).
+struct CountSumViolation {
+  std::int64_t estimate = -1, draw = -1;
+  double value = 0.0;
+};
+
+// Expected loss of each row of `estimates` (M x n, canonical labels 0..q-1), and the first
+// per-draw loss below -tolerance or not finite (lowest estimate row, then draw). Parallel over
+// estimates, each value computed by one thread in a fixed order.
+template <class Label>
+std::vector<double> countsum_losses(const DrawsView<Label>& d, const CountSumLoss& loss, const std::int32_t* estimates,
+                                    std::int64_t M, int n_jobs, double tolerance, CountSumViolation& bad) {
+  std::vector<double> out(static_cast<std::size_t>(M));
+  std::int32_t q = 1;
+  for (std::int64_t e = 0; e < M * d.n; ++e) q = std::max(q, estimates[e] + 1);
+  std::vector<CountSumViolation> found(static_cast<std::size_t>(M));
+  const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M)));
+  with_count_type(d.n, [&](auto count) {
+    using State = CountSumState<Label, decltype(count)>;
+    std::vector<std::unique_ptr<State>> states;
+    for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<State>(d, loss, q));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t e = 0; e < M; ++e) {
+      int t = 0;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+#endif
+      std::vector<std::int32_t> labels(estimates + e * d.n, estimates + (e + 1) * d.n);
+      states[t]->rebuild(labels);
+      std::vector<double> values(static_cast<std::size_t>(d.H));
+      states[t]->draw_losses(values.data());
+      double total = 0.0;
+      for (std::int64_t h = 0; h < d.H; ++h) {
+        const double v = values[h];
+        total += v;
+        if (found[e].draw < 0 && (!std::isfinite(v) || v < -tolerance)) found[e] = {e, h, v};
+      }
+      out[e] = total / static_cast<double>(d.H);
+    }
+  });
+  for (const auto& f : found)
+    if (f.draw >= 0) {
+      bad = f;
+      break;
+    }
+  return out;
+}
+
+}  // namespace salsox
