@@ -12,6 +12,7 @@
 // functions defined in scores_binder_vi.hpp, scores_omari.hpp and scores_entropy.hpp.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <cstdint>
 #include <limits>
@@ -121,6 +122,10 @@ class CountTableState {
   // Threads used inside one run, over draws: add, remove, the Binder/VI/tabulated scores and
   // the cell sums of ID scans. Results do not depend on it. Other scores run on one thread.
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
+  // The most threads a pass over the draws actually had since reset_threads_used (fewer than
+  // set_threads asked for when the runtime would not nest a parallel region).
+  int threads_used() const { return team_max_; }
+  void reset_threads_used() { team_max_ = 1; }
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
   const Count* counts() const { return cnt_; }
   std::int64_t stride() const { return stride_; }
@@ -312,6 +317,32 @@ class CountTableState {
     m_ = snap_m_;
   }
 
+  // Recomputes the running per-draw sums and the estimate sum from the table and the slot
+  // sizes, so that the rounding of incremental updates does not build up over a long run
+  // (the search calls it after each scan and zealous round that changed them).
+  void refresh_sums() {
+    if (!track_stats_) return;
+    hr_valid_ = false;
+    E_ = fresh_est_sum();
+    for (std::int64_t h = 0; h < d_.H; ++h) fresh_draw_sums(h, D_[h], J_[h]);
+  }
+
+  // The largest difference between a kept sum and its recomputation, relative to the larger
+  // of 1 and the recomputed value (0 for additive losses, which keep none). For tests.
+  double sums_drift() const {
+    if (!track_stats_) return 0.0;
+    auto rel = [](double kept, double fresh) {
+      return std::abs(kept - fresh) / std::max(1.0, std::abs(fresh));
+    };
+    double worst = rel(E_, fresh_est_sum());
+    for (std::int64_t h = 0; h < d_.H; ++h) {
+      double D = 0.0, J = 0.0;
+      fresh_draw_sums(h, D, J);
+      worst = std::max({worst, rel(D_[h], D), rel(J_[h], J)});
+    }
+    return worst;
+  }
+
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
   // (out[q]); lower is better. Scores of one call are comparable with each other only.
   void score(std::int64_t i, double* out) { score_as(i, -1, out); }
@@ -344,6 +375,24 @@ class CountTableState {
   }
 
  private:
+  // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
+  // an empty cell, as the incremental updates count them from a cleared table.
+  double fresh_est_sum() const {
+    double E = 0.0;
+    for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]] - loss_.g_est[0];
+    return E;
+  }
+  void fresh_draw_sums(std::int64_t h, double& D, double& J) const {
+    const double g_draw0 = loss_.g_draw[0], g_cell0 = loss_.g_cell[0];
+    D = 0.0;
+    J = 0.0;
+    for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+      const Count* row = cnt_ + r * stride_;
+      D += loss_.g_draw[row[kd_]] - g_draw0;
+      for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
+    }
+  }
+
   // Scoring context: `old_` is the slot item i is virtually removed from (-1: i unallocated);
   // Es_ and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size
   // without i.
@@ -452,8 +501,12 @@ class CountTableState {
   void parallel_for(std::int64_t count, const F& f) const {
 #ifdef _OPENMP
     if (threads_ > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads_)
-      for (std::int64_t i = 0; i < count; ++i) f(i);
+#pragma omp parallel num_threads(threads_)
+      {
+        if (omp_get_thread_num() == 0 && omp_get_num_threads() > team_max_) team_max_ = omp_get_num_threads();
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < count; ++i) f(i);
+      }
       return;
     }
 #endif
@@ -498,6 +551,7 @@ class CountTableState {
   std::vector<std::int64_t> acc_int_, part_int_;
   std::vector<double> part_;
   int threads_ = 1;  // threads inside one run (over draws)
+  mutable int team_max_ = 1;  // see threads_used
   std::vector<double> dcell_, dest_, ddraw_;
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
