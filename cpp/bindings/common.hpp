@@ -1,4 +1,4 @@
-// Helpers shared by the binding translation units (module.cpp, plugins.cpp).
+// Helpers shared by the binding translation units (module.cpp, plugins.cpp, chips.cpp).
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -149,7 +152,10 @@ inline SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous,
   return o;
 }
 
-inline py::dict to_python(const SearchResult& res) {
+// The search's result as a dict; with `debug` (SearchOptions::debug), each run also has
+// "sums_drift" and "zealous_rounds": per round, the labels at its start ("labels") and the
+// members of each cluster tried ("tried").
+inline py::dict to_python(const SearchResult& res, bool debug = false) {
   if (res.interrupted) {
     PyErr_SetNone(PyExc_KeyboardInterrupt);
     throw py::error_already_set();
@@ -165,6 +171,23 @@ inline py::dict to_python(const SearchResult& res) {
     d["zealous_attempts"] = r.zealous_attempts;
     d["zealous_accepts"] = r.zealous_accepts;
     d["seconds"] = r.seconds;
+    d["threads"] = r.threads;
+    if (debug) {
+      d["sums_drift"] = r.sums_drift;
+      py::list rounds;
+      for (const auto& labels : r.zealous_starts) {
+        py::dict round;
+        round["labels"] = py::array_t<std::int32_t>(static_cast<py::ssize_t>(labels.size()), labels.data());
+        round["tried"] = py::list();
+        rounds.append(round);
+      }
+      for (std::size_t t = 0; t < r.zealous_tried.size(); ++t) {
+        const auto& members = r.zealous_tried[t];
+        rounds[r.zealous_round[t]]["tried"].cast<py::list>().append(
+            py::array_t<std::int64_t>(static_cast<py::ssize_t>(members.size()), members.data()));
+      }
+      d["zealous_rounds"] = rounds;
+    }
     runs.append(d);
   }
   py::dict out;
@@ -180,6 +203,51 @@ inline py::dict to_python(const SearchResult& res) {
     out["labels"] = labels;
   }
   return out;
+}
+
+// What a salso_* entry point hands def_salso once its own arguments are checked (with the GIL
+// held): the number of items, and the search itself, run with the GIL released.
+struct PreparedSearch {
+  std::int64_t n = 0;
+  std::function<SearchResult(const SearchOptions&, Monitor)> run;
+};
+
+// Defines the SALSO entry point `name`: its own leading arguments (types Lead..., names
+// `lead_names`) followed by the search options that every entry point takes, in this order:
+//   max_clusters, n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+//   initial=None, initial_used=None, first_run=0, inner_threads=0, progress=None,
+//   debug=False (tests: see to_python).
+// `prepare(lead..., max_clusters)` checks the leading arguments and returns a PreparedSearch;
+// the options, the progress monitor, the released GIL and the result dictionary are handled
+// here, once for all entry points.
+template <class... Lead, class Prepare, class... Names>
+void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepare, Names... lead_names) {
+  static_assert(sizeof...(Lead) == sizeof...(Names), "one name per leading argument");
+  m.def(
+      name,
+      [prepare](Lead... lead, std::int32_t max_clusters, std::int64_t n_runs, std::int32_t max_zealous,
+                double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed,
+                const Initial& initial, const InitialUsed& initial_used, std::int64_t first_run,
+                int inner_threads, py::object progress, bool debug) {
+        PreparedSearch search = prepare(lead..., max_clusters);
+        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+                                 initial, initial_used, search.n, max_clusters);
+        opts.first_run = first_run;
+        opts.inner_threads = inner_threads;
+        opts.debug = debug;
+        SearchResult res;
+        PythonMonitor monitor(std::move(progress));
+        {
+          py::gil_scoped_release release;
+          res = search.run(opts, monitor.monitor());
+        }
+        monitor.finish(res, opts.n_runs);
+        return to_python(res, debug);
+      },
+      lead_names..., py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
+      py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
+      py::arg("initial") = py::none(), py::arg("initial_used") = py::none(), py::arg("first_run") = 0,
+      py::arg("inner_threads") = 0, py::arg("progress") = py::none(), py::arg("debug") = false, doc);
 }
 
 }  // namespace salsox::bindings

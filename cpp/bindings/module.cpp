@@ -215,100 +215,55 @@ PYBIND11_MODULE(_core, m) {
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),
       "Bytes one search thread's count-table state takes.");
 
-  m.def(
-      "salso_counts",
-      [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
-         std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
-         std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads, py::object progress) {
+  def_salso<const CompactDraws&, const CountLoss&>(
+      m, "salso_counts", "SALSO search for a count-based loss over the draws' contingency tables.",
+      [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
-        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
-                                       initial, initial_used, draws.n(), max_clusters);
-        opts.first_run = first_run;
-        opts.inner_threads = inner_threads;
-        SearchResult res;
-        PythonMonitor monitor(std::move(progress));
-        {
-          py::gil_scoped_release release;
-          res = draws.visit([&](auto v) {
-            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-            return with_count_type(v.n, [&](auto count) {
-              using State = CountTableState<Label, decltype(count)>;
-              return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); }, opts,
-                               monitor.monitor());
-            });
-          });
-        }
-        monitor.finish(res, opts.n_runs);
-        return to_python(res);
+        return PreparedSearch{draws.n(), [&draws, &loss, max_clusters](const SearchOptions& opts, Monitor monitor) {
+                                return draws.visit([&](auto v) {
+                                  using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+                                  return with_count_type(v.n, [&](auto count) {
+                                    using State = CountTableState<Label, decltype(count)>;
+                                    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); },
+                                                     opts, monitor);
+                                  });
+                                });
+                              }};
       },
-      py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"),
-      py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
+      py::arg("draws"), py::arg("loss"));
 
-  m.def(
-      "salso_coclustering_binder",
-      [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters,
-         std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
-         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads, py::object progress) {
+  def_salso<const CArray<std::int32_t>&, std::int64_t, double, double>(
+      m, "salso_coclustering_binder", "SALSO search for Binder's loss from co-clustering counts over H draws.",
+      [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters) {
         const std::int64_t n = co.shape(0);
         if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
-        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
-                                       initial, initial_used, n, max_clusters);
-        opts.first_run = first_run;
-        opts.inner_threads = inner_threads;
         const std::int32_t* sim = co.data();
-        SearchResult res;
-        PythonMonitor monitor(std::move(progress));
-        {
-          py::gil_scoped_release release;
-          res = run_salso(
-              [&] {
-                return std::make_unique<PairwiseState<std::int32_t>>(sim, n, static_cast<double>(H),
-                                                                     PairwiseKind::Binder, a, b, max_clusters);
-              },
-              opts, monitor.monitor());
-        }
-        monitor.finish(res, opts.n_runs);
-        return to_python(res);
+        return PreparedSearch{n, [=](const SearchOptions& opts, Monitor monitor) {
+                                return run_salso(
+                                    [&] {
+                                      return std::make_unique<PairwiseState<std::int32_t>>(
+                                          sim, n, static_cast<double>(H), PairwiseKind::Binder, a, b, max_clusters);
+                                    },
+                                    opts, std::move(monitor));
+                              }};
       },
-      py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
-      py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
+      py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"));
 
-  m.def(
-      "salso_psm",
-      [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters,
-         std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
-         double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads, py::object progress) {
+  def_salso<const CArray<double>&, const std::string&, double, double>(
+      m, "salso_psm", "SALSO search for a pairwise loss from a posterior similarity matrix.",
+      [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters) {
         const std::int64_t n = psm.shape(0);
         if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
         const auto pk = parse_pairwise(kind);
-        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
-                                       initial, initial_used, n, max_clusters);
-        opts.first_run = first_run;
-        opts.inner_threads = inner_threads;
         const double* sim = psm.data();
-        SearchResult res;
-        PythonMonitor monitor(std::move(progress));
-        {
-          py::gil_scoped_release release;
-          res = run_salso(
-              [&] { return std::make_unique<PairwiseState<double>>(sim, n, 1.0, pk, a, b, max_clusters); },
-              opts, monitor.monitor());
-        }
-        monitor.finish(res, opts.n_runs);
-        return to_python(res);
+        return PreparedSearch{n, [=](const SearchOptions& opts, Monitor monitor) {
+                                return run_salso(
+                                    [&] { return std::make_unique<PairwiseState<double>>(sim, n, 1.0, pk, a, b, max_clusters); },
+                                    opts, std::move(monitor));
+                              }};
       },
-      py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
-      py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
-      py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
+      py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"));
 
   bind_plugins(m);
   register_chips(m);

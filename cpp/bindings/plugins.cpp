@@ -116,34 +116,26 @@ void bind_plugins(py::module_& m) {
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("max_cells") = kDefaultMaxCells,
       "Monte Carlo expected loss of each estimate row under a table-loss callback.");
 
-  m.def(
-      "salso_callback",
-      [](const CompactDraws& draws, py::function loss, std::int32_t max_clusters, std::int64_t n_runs,
-         std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs,
-         std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used, std::int64_t max_cells,
-         py::object progress) {
+  def_salso<const CompactDraws&, py::function, std::int64_t>(
+      m, "salso_callback",
+      "SALSO search minimising the mean over draws of a table-loss callback (the generic path).",
+      [](const CompactDraws& draws, py::function loss, std::int64_t max_cells, std::int32_t max_clusters) {
         check_max_cells(max_cells);
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
-                                       initial, initial_used, draws.n(), max_clusters);
-        const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
+        // `loss` outlives the search: pybind11 holds the argument until the call returns.
+        auto layout = std::make_shared<TableLayout>(draws.clusters_per_draw().data(), draws.H());
         const TableLossFn fn = python_table_loss(loss);
-        SearchResult res;
-        PythonMonitor monitor(std::move(progress));
-        {
-          py::gil_scoped_release release;
-          res = draws.visit([&](auto v) {
-            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-            return run_salso(
-                [&] { return std::make_unique<CallbackState<Label>>(v, layout, fn, max_clusters, max_cells); },
-                opts, monitor.monitor());
-          });
-        }
-        monitor.finish(res, opts.n_runs);
-        return to_python(res);
+        return PreparedSearch{draws.n(), [&draws, layout, fn, max_clusters, max_cells](const SearchOptions& opts,
+                                                                                        Monitor monitor) {
+                                return draws.visit([&](auto v) {
+                                  using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+                                  return run_salso(
+                                      [&] {
+                                        return std::make_unique<CallbackState<Label>>(v, *layout, fn, max_clusters,
+                                                                                      max_cells);
+                                      },
+                                      opts, monitor);
+                                });
+                              }};
       },
-      py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
-      py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
-      py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("max_cells") = kDefaultMaxCells, py::arg("progress") = py::none(),
-      "SALSO search minimising the mean over draws of a table-loss callback (the generic path).");
+      py::arg("draws"), py::arg("loss"), py::arg("max_cells"));
 }

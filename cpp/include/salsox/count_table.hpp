@@ -7,8 +7,12 @@
 // kept small and cache-friendly: counts are uint8 when n < 256 and uint16 when n < 65536 (see with_count_type), rows
 // are padded so that a row never straddles more cache lines than it must, and scoring walks the
 // draws in the opposite direction to add and remove, so it starts on the rows they touched last.
+//
+// This header holds the storage and its updates; the scores of each loss family are member
+// functions defined in scores_binder_vi.hpp, scores_omari.hpp and scores_entropy.hpp.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <cstdint>
 #include <limits>
@@ -118,6 +122,10 @@ class CountTableState {
   // Threads used inside one run, over draws: add, remove, the Binder/VI/tabulated scores and
   // the cell sums of ID scans. Results do not depend on it. Other scores run on one thread.
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
+  // The most threads a pass over the draws actually had since reset_threads_used (fewer than
+  // set_threads asked for when the runtime would not nest a parallel region).
+  int threads_used() const { return team_max_; }
+  void reset_threads_used() { team_max_ = 1; }
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
   const Count* counts() const { return cnt_; }
   std::int64_t stride() const { return stride_; }
@@ -309,6 +317,32 @@ class CountTableState {
     m_ = snap_m_;
   }
 
+  // Recomputes the running per-draw sums and the estimate sum from the table and the slot
+  // sizes, so that the rounding of incremental updates does not build up over a long run
+  // (the search calls it after each scan and zealous round that changed them).
+  void refresh_sums() {
+    if (!track_stats_) return;
+    hr_valid_ = false;
+    E_ = fresh_est_sum();
+    for (std::int64_t h = 0; h < d_.H; ++h) fresh_draw_sums(h, D_[h], J_[h]);
+  }
+
+  // The largest difference between a kept sum and its recomputation, relative to the larger
+  // of 1 and the recomputed value (0 for additive losses, which keep none). For tests.
+  double sums_drift() const {
+    if (!track_stats_) return 0.0;
+    auto rel = [](double kept, double fresh) {
+      return std::abs(kept - fresh) / std::max(1.0, std::abs(fresh));
+    };
+    double worst = rel(E_, fresh_est_sum());
+    for (std::int64_t h = 0; h < d_.H; ++h) {
+      double D = 0.0, J = 0.0;
+      fresh_draw_sums(h, D, J);
+      worst = std::max({worst, rel(D_[h], D), rel(J_[h], J)});
+    }
+    return worst;
+  }
+
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
   // (out[q]); lower is better. Scores of one call are comparable with each other only.
   void score(std::int64_t i, double* out) { score_as(i, -1, out); }
@@ -341,6 +375,24 @@ class CountTableState {
   }
 
  private:
+  // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
+  // an empty cell, as the incremental updates count them from a cleared table.
+  double fresh_est_sum() const {
+    double E = 0.0;
+    for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]] - loss_.g_est[0];
+    return E;
+  }
+  void fresh_draw_sums(std::int64_t h, double& D, double& J) const {
+    const double g_draw0 = loss_.g_draw[0], g_cell0 = loss_.g_cell[0];
+    D = 0.0;
+    J = 0.0;
+    for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+      const Count* row = cnt_ + r * stride_;
+      D += loss_.g_draw[row[kd_]] - g_draw0;
+      for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
+    }
+  }
+
   // Scoring context: `old_` is the slot item i is virtually removed from (-1: i unallocated);
   // Es_ and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size
   // without i.
@@ -360,88 +412,22 @@ class CountTableState {
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
 
-  // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0. With
-  // item i virtually removed from slot `old_`, every one of its cells there is one less.
-  void score_binder(std::int64_t i, double* out) {
-    const Label* lab = d_.item(i);
-    const std::int32_t q = q_;
-    const std::int64_t chunks = n_chunks();
-    part_int_.resize(static_cast<std::size_t>(chunks * q));
-    parallel_for(chunks, [&](std::int64_t c) {
-      std::int64_t* acc = part_int_.data() + c * q;
-      std::fill(acc, acc + q, 0);
-      for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
-        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-        for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
-      }
-    });
-    std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
-    for (std::int64_t c = 0; c < chunks; ++c)
-      for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part_int_[c * q + k];
-    if (old_ >= 0) acc_int_[old_] -= d_.H;
-    const double H = static_cast<double>(d_.H);
-    for (std::int32_t k = 0; k < q_; ++k)
-      out[k] = loss_.b * H * static_cast<double>(sz(k)) -
-               (loss_.a + loss_.b) * static_cast<double>(acc_int_[k]);
-    out[q_] = 0.0;
-  }
-
-  // H dE(n_.k) + sum_h dJ(n_{c_h(i) k}), dE and dJ tabulated differences (for VI the paper's
-  // f(n) = n log n - (n - 1) log(n - 1)), the cell sums from cell_sums.
-  void score_additive(std::int64_t i, double* out) {
-    const double* acc = cell_sums(i);
-    const double H = static_cast<double>(d_.H);
-    const double we = loss_.est_weight(), wc = loss_.cell_weight();
-    for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[sz(k)] + wc * acc[k];
-    out[q_] = H * (we * dest_[0] + wc * dcell_[0]);
-  }
-
-  // acc[k] = sum_h dcell(x_hk) for the slots k < q, x_hk the count of item i's draw cluster in
-  // slot k; with item i virtually removed from slot `old_`, that slot's cells are read one
-  // lower, on the side. Returns acc_ (valid until the next score).
-  const double* cell_sums(std::int64_t i) {
-    if (old_ >= 0) cell_sums_impl<true>(i);
-    else cell_sums_impl<false>(i);
-    return acc_.data();
-  }
+  // The scores of each loss family, defined in scores_binder_vi.hpp (Binder, VI, tabulated),
+  // scores_omari.hpp and scores_entropy.hpp (NVI, ID, NID).
+  void score_binder(std::int64_t i, double* out);
+  void score_additive(std::int64_t i, double* out);
+  const double* cell_sums(std::int64_t i);
   template <bool kMove>
-  void cell_sums_impl(std::int64_t i) {
-    const Label* lab = d_.item(i);
-    const double* dc = dcell_.data();
-    const std::int32_t q = q_;
-    const std::int32_t old = old_ >= 0 ? old_ : 0;
-    const std::int64_t chunks = n_chunks();
-    part_.resize(static_cast<std::size_t>(chunks * (q + 1)));
-    // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
-    // scores, and so the same search, with or without threads inside the run.
-    parallel_for(chunks, [&](std::int64_t c) {
-      double* acc = part_.data() + c * (q + 1);
-      std::fill(acc, acc + q, 0.0);
-      double own = 0.0;  // the old slot's cells, one lower
-      // Four draws per step: one dependent add per slot instead of four.
-      const std::int64_t lo = c * kChunk;
-      std::int64_t h = chunk_end(c) - 1;
-      for (; h >= lo + 3; h -= 4) {
-        const Count* r0 = cnt_ + (d_.base[h] + lab[h]) * stride_;
-        const Count* r1 = cnt_ + (d_.base[h - 1] + lab[h - 1]) * stride_;
-        const Count* r2 = cnt_ + (d_.base[h - 2] + lab[h - 2]) * stride_;
-        const Count* r3 = cnt_ + (d_.base[h - 3] + lab[h - 3]) * stride_;
-        for (std::int32_t k = 0; k < q; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
-        if constexpr (kMove) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
-      }
-      for (; h >= lo; --h) {
-        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-        for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
-        if constexpr (kMove) own += dc[row[old] - 1];
-      }
-      acc[q] = own;
-    });
-    double* acc = acc_.data();
-    std::fill(acc, acc + q + 1, 0.0);
-    for (std::int64_t c = 0; c < chunks; ++c)
-      for (std::int32_t k = 0; k <= q; ++k) acc[k] += part_[c * (q + 1) + k];
-    if (old_ >= 0) acc[old_] = acc[q];
-  }
+  void cell_sums_impl(std::int64_t i);
+  void score_omari(std::int64_t i, double* out);
+  struct EntropyScale;
+  void slot_entropies(const EntropyScale& ent);
+  void sort_slots();
+  std::int32_t bucket(double hr) const;
+  void score_nvi(std::int64_t i, double* out);
+  void score_id(std::int64_t i, double* out);
+  void draw_entropies(const EntropyScale& ent);
+  void score_nid(std::int64_t i, double* out);
 
   // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
   // slot k. Most cells of item i's row are 0, and g(1) = g(0) for every built-in loss, so in a
@@ -506,277 +492,6 @@ class CountTableState {
     }
   }
 
-  // Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
-  struct EntropyScale {
-    double lm, inv_m, tiny;
-    explicit EntropyScale(double m)
-        : lm(std::log2(m)), inv_m(1.0 / m), tiny(CountLoss::negligible_bound(m)) {}
-    double operator()(double S) const { return vmax(0.0, lm - S * inv_m); }
-  };
-
-  // Estimate entropies with the item in slot k (he_[k], k < q) or in a new cluster (he_[q]).
-  void slot_entropies(const EntropyScale& ent) {
-    for (std::int32_t k = 0; k < q_; ++k) he_[k] = ent(Es_ + dest_[sz(k)]);
-    he_[q_] = ent(Es_ + dest_[0]);
-  }
-
-  // Slots 0..q sorted by estimate entropy (ties by index), into order_.
-  void sort_slots() {
-    for (std::int32_t k = 0; k <= q_; ++k) order_[k] = k;
-    std::sort(order_.begin(), order_.begin() + q_ + 1, [this](std::int32_t x, std::int32_t y) {
-      return he_[x] < he_[y] || (he_[x] == he_[y] && x < y);
-    });
-    for (std::int32_t p = 0; p <= q_; ++p) sorted_he_[p] = he_[order_[p]];
-  }
-
-  // Number of sorted slot entropies below hr: draws in bucket b <= p have hr <= the p-th
-  // smallest estimate entropy, draws above it have hr greater.
-  std::int32_t bucket(double hr) const {
-    std::int32_t b = 0;
-    for (std::int32_t p = 0; p <= q_; ++p) b += sorted_he_[p] < hr;
-    return b;
-  }
-
-  // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
-  // sum(2 - Hr/Hj) - He_k sum(1/Hj).
-  void score_nvi(std::int64_t i, double* out) {
-    const EntropyScale ent(static_cast<double>(ms_));
-    slot_entropies(ent);
-    std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
-    const double* dc = dcell_.data();
-    double s_const = 0.0, s_inv = 0.0;
-    double* acc = acc_.data();
-    const double* he = he_.data();
-    std::int32_t* nz = nz_.data();
-    const std::int32_t q = q_;
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
-      const double hr = ent(Dn), hj = ent(J);
-      const bool live = hj > ent.tiny;
-      const double inv = live ? 1.0 / hj : 0.0;
-      const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
-      s_const += zero_const;
-      s_inv += inv;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        const int x = row[k] - (k == dec);
-        acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
-      });
-    });
-    for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
-    out[q_] = s_const - he_[q_] * s_inv;
-  }
-
-  // ID = max(Hr, He) - (Hr + He - Hj) = Hj - min(Hr, He) in every draw. With item i in slot k
-  // the joint entropy is the one without it, Hj_h (the same for every slot), less
-  // dcell(x_hk) / m for the cell it joins (dcell(0) = 0). Up to that constant, slot k scores
-  //   -sum_h min(Hr_h, He_k) - sum_h dcell(x_hk) / m:
-  // the second sum is VI's cell sums (cell_sums, one dense pass), the first takes O(q) once
-  // the draws are bucketed by where Hr falls among the sorted He. (The loss's clamps at 0
-  // never act: a joint entropy is at least either marginal.)
-  void score_id(std::int64_t i, double* out) {
-    const EntropyScale ent(static_cast<double>(ms_));
-    slot_entropies(ent);
-    sort_slots();
-    const std::int32_t q = q_;
-    const bool fixed_hr = old_ >= 0;
-    const double* cells;
-    if (fixed_hr) {
-      // Scoring an allocated item (a scan), every draw entropy Hr is fixed by the state: the
-      // draws below each slot come from the sorted Hr (draw_entropies), not from a pass.
-      draw_entropies(ent);
-      cells = cell_sums(i);
-    } else {
-      // An unallocated item joins its draw clusters, so Hr depends on it: one pass buckets the
-      // draws and sums the cells.
-      std::fill(bucket_n_.begin(), bucket_n_.begin() + q + 2, 0);
-      std::fill(bucket_a_.begin(), bucket_a_.begin() + q + 2, 0.0);
-      std::fill(acc_.begin(), acc_.begin() + q + 1, 0.0);
-      double* acc = acc_.data();
-      const double* dc = dcell_.data();
-      for_each_draw(i, [&](double Dn, double, const Count* row, std::int32_t) SALSOX_INLINE {
-        const double hr = ent(Dn);
-        const std::int32_t b = bucket(hr);
-        ++bucket_n_[b];
-        bucket_a_[b] += hr;
-        for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
-      });
-      cells = acc;
-    }
-    // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He (the draws in buckets
-    // <= p) + He times the number of draws above.
-    const double H = static_cast<double>(d_.H);
-    std::int64_t below_n = 0;
-    double below_hr = 0.0;
-    for (std::int32_t p = 0; p <= q; ++p) {
-      if (fixed_hr) {
-        below_n = std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[p]) - hr_sorted_.begin();
-        below_hr = hr_prefix_[below_n];
-      } else {
-        below_n += bucket_n_[p];
-        below_hr += bucket_a_[p];
-      }
-      const std::int32_t k = order_[p];
-      const double cell = k < q ? cells[k] : H * dcell_[0];
-      out[k] = -(below_hr + sorted_he_[p] * static_cast<double>(d_.H - below_n)) - ent.inv_m * cell;
-    }
-  }
-
-  // Every draw's entropy Hr with all items allocated (and 1 / Hr, 0 when negligible), by draw
-  // and sorted, each draw's rank in that order, and the prefix sums of the sorted Hr; kept
-  // until the draw sums D_h change (add, remove, release_slot, restore, clear).
-  void draw_entropies(const EntropyScale& ent) {
-    if (hr_valid_) return;
-    const auto H = static_cast<std::size_t>(d_.H);
-    hr_draw_.resize(H);
-    inv_hr_draw_.resize(H);
-    for (std::size_t h = 0; h < H; ++h) {
-      hr_draw_[h] = ent(D_[h]);
-      inv_hr_draw_[h] = hr_draw_[h] > ent.tiny ? 1.0 / hr_draw_[h] : 0.0;
-    }
-    by_hr_.resize(H);
-    for (std::size_t h = 0; h < H; ++h) by_hr_[h] = static_cast<std::int64_t>(h);
-    std::sort(by_hr_.begin(), by_hr_.end(), [this](std::int64_t x, std::int64_t y) {
-      return hr_draw_[x] < hr_draw_[y] || (hr_draw_[x] == hr_draw_[y] && x < y);
-    });
-    hr_sorted_.resize(H);
-    inv_hr_sorted_.resize(H);
-    rank_.resize(H);
-    hr_prefix_.assign(H + 1, 0.0);
-    for (std::size_t r = 0; r < H; ++r) {
-      const auto h = static_cast<std::size_t>(by_hr_[r]);
-      hr_sorted_[r] = hr_draw_[h];
-      inv_hr_sorted_[r] = inv_hr_draw_[h];
-      rank_[h] = static_cast<std::int64_t>(r);
-      hr_prefix_[r + 1] = hr_prefix_[r] + hr_sorted_[r];
-    }
-    hr_valid_ = true;
-  }
-
-  // NID = 1 - (Hr + He - Hj) / max(Hr, He) (0 when the maximum is negligible); in a zero cell
-  // (Hj - He) / Hr when Hr > He, else (Hj - Hr) / He. With the draws bucketed as for ID, a
-  // slot's zero cells sum to sum_{b <= p}(Hj - Hr) / He + sum_{b > p} Hj/Hr - He sum_{b > p} 1/Hr.
-  void score_nid(std::int64_t i, double* out) {
-    const EntropyScale ent(static_cast<double>(ms_));
-    slot_entropies(ent);
-    sort_slots();
-    for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
-    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
-    std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
-    std::fill(bucket_b_.begin(), bucket_b_.begin() + q_ + 2, 0.0);
-    std::fill(bucket_c_.begin(), bucket_c_.begin() + q_ + 2, 0.0);
-    const double* dc = dcell_.data();
-    double* acc = acc_.data();
-    const double* he = he_.data();
-    const double* inv_he = inv_he_.data();
-    std::int32_t* nz = nz_.data();
-    const std::int32_t q = q_;
-    auto cell = [&](std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
-      // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
-      // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
-      // entropy being at least either marginal). In a cell the item joins, Hj is lower than
-      // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
-      acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
-    };
-    if (old_ >= 0) {
-      // A scan: every Hr is fixed by the state (draw_entropies), and the draws of a bucket are
-      // a run of the draws sorted by Hr. The pass records each draw's Hj at its rank; the
-      // bucket sums are then taken in rank order.
-      draw_entropies(ent);
-      hj_by_rank_.resize(static_cast<std::size_t>(d_.H));
-      double* hj_at = hj_by_rank_.data();
-      const std::int64_t* rank = rank_.data();
-      const double* hr_of = hr_draw_.data();
-      const double* inv_hr_of = inv_hr_draw_.data();
-      const Label* lab = d_.item(i);
-      const std::int32_t dec = old_;
-      for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-        hj_at[rank[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
-        const double hr = hr_of[h], inv_hr = inv_hr_of[h];
-        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-          cell(k, row[k] - (k == dec), hr, inv_hr);
-        });
-      }
-      std::int64_t r = 0;
-      for (std::int32_t b = 0; b <= q + 1; ++b) {
-        const std::int64_t end =
-            b <= q ? std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[b]) - hr_sorted_.begin()
-                   : d_.H;
-        double sa = 0.0, sb = 0.0, sc = 0.0;
-        for (; r < end; ++r) {
-          sa += hj_at[r] - hr_sorted_[r];
-          sb += hj_at[r] * inv_hr_sorted_[r];
-          sc += inv_hr_sorted_[r];
-        }
-        bucket_a_[b] = sa;
-        bucket_b_[b] = sb;
-        bucket_c_[b] = sc;
-      }
-    } else {
-      for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
-        const double hr = ent(Dn), hj = ent(J);
-        const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-        const std::int32_t b = bucket(hr);
-        bucket_a_[b] += hj - hr;
-        bucket_b_[b] += hj * inv_hr;
-        bucket_c_[b] += inv_hr;
-        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-          cell(k, row[k] - (k == dec), hr, inv_hr);
-        });
-      });
-    }
-    // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
-    // would cancel badly when some Hr are small).
-    double above_b = 0.0, above_c = 0.0;
-    for (std::int32_t p = q_; p >= 0; --p) {
-      above_b += bucket_b_[p + 1];
-      above_c += bucket_c_[p + 1];
-      const std::int32_t k = order_[p];
-      out[k] = above_b - sorted_he_[p] * above_c - ent.inv_m * acc_[k];
-    }
-    double below_a = 0.0;
-    for (std::int32_t p = 0; p <= q_; ++p) {
-      below_a += bucket_a_[p];
-      out[order_[p]] += below_a * inv_he_[order_[p]];
-    }
-  }
-
-  // omARI has no such split (its denominator mixes draw and slot), so every cell is evaluated
-  // densely (cheaper than picking out the nonzero cells), with one division each: with B/N
-  // hoisted per slot, the expected index costs a product.
-  void score_omari(std::int64_t i, double* out) {
-    const double m1 = static_cast<double>(ms_);
-    const double N = m1 * (m1 - 1) / 2;
-    if (N <= 0) {
-      std::fill(out, out + q_ + 1, 0.0);
-      return;
-    }
-    for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = Es_ + dest_[sz(k)];
-    e_new_[q_] = Es_ + dest_[0];
-    for (std::int32_t k = 0; k <= q_; ++k) e_norm_[k] = e_new_[k] / N;
-    std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
-    const double* dc = dcell_.data();
-    const double* B = e_new_.data();
-    const double* BN = e_norm_.data();
-    double* acc = acc_.data();
-    const std::int32_t slots = q_ + 1;
-    // Branch-free (a zero denominator becomes 1 and its value is masked to 0) so that the slot
-    // loop vectorises.
-    auto cell = [](double A, double B, double BN, double X) {
-      const double expected = A * BN;
-      const double denom = 0.5 * (A + B) - expected;
-      const double zero = static_cast<double>(denom == 0.0);
-      return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
-    };
-    double* Xk = e_x_.data();
-    for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) SALSOX_INLINE {
-      // Gathering the joint sums first keeps the division loop free of table lookups.
-      for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
-      Xk[q_] = X;
-      for (std::int32_t k = 0; k < slots; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
-    });
-    std::copy(acc, acc + slots, out);
-  }
-
   // for (i = 0; i < count; ++i) f(i), over threads_ threads. With one thread the loop runs
   // inline: entering even a one-thread OpenMP region per item costs more than a short pass.
   // The table updates pass lambdas that capture plain values ([=]): run on a private copy
@@ -786,8 +501,12 @@ class CountTableState {
   void parallel_for(std::int64_t count, const F& f) const {
 #ifdef _OPENMP
     if (threads_ > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads_)
-      for (std::int64_t i = 0; i < count; ++i) f(i);
+#pragma omp parallel num_threads(threads_)
+      {
+        if (omp_get_thread_num() == 0 && omp_get_num_threads() > team_max_) team_max_ = omp_get_num_threads();
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < count; ++i) f(i);
+      }
       return;
     }
 #endif
@@ -832,6 +551,7 @@ class CountTableState {
   std::vector<std::int64_t> acc_int_, part_int_;
   std::vector<double> part_;
   int threads_ = 1;  // threads inside one run (over draws)
+  mutable int team_max_ = 1;  // see threads_used
   std::vector<double> dcell_, dest_, ddraw_;
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
@@ -867,3 +587,8 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
 }
 
 }  // namespace salsox
+
+// The scoring member functions (declared above), one header per loss family.
+#include "scores_binder_vi.hpp"
+#include "scores_entropy.hpp"
+#include "scores_omari.hpp"

@@ -47,6 +47,9 @@ struct SearchOptions {
   // Threads inside each run (over draws), for states that support it: 0 chooses (the
   // threads left over when there are fewer runs than n_jobs), 1 disables.
   int inner_threads = 0;
+  // Tests only: record each zealous round (labels at its start, members of each cluster
+  // tried) and how far the kept per-draw sums drifted from the tables (see RunResult).
+  bool debug = false;
 };
 
 // Work per item pass (draws x cluster cap) from which threads inside a run are used.
@@ -61,6 +64,23 @@ struct has_set_threads<S, std::void_t<decltype(std::declval<S&>().set_threads(1)
 // Whether a State can score an allocated item in place and move it in one step (score_move,
 // move), and release a whole slot and snapshot itself (release_slot, snapshot, restore,
 // prefers_table_pass). Others are searched with remove / score / add.
+// Whether a State reports how many threads its passes inside a run actually had
+// (threads_used, reset_threads_used), keeps running sums it can recompute from its tables
+// (refresh_sums), and can say how far they drifted (sums_drift).
+template <class S, class = void>
+struct has_threads_used : std::false_type {};
+template <class S>
+struct has_threads_used<S, std::void_t<decltype(std::declval<S&>().threads_used()),
+                                       decltype(std::declval<S&>().reset_threads_used())>> : std::true_type {};
+template <class S, class = void>
+struct has_refresh : std::false_type {};
+template <class S>
+struct has_refresh<S, std::void_t<decltype(std::declval<S&>().refresh_sums())>> : std::true_type {};
+template <class S, class = void>
+struct has_sums_drift : std::false_type {};
+template <class S>
+struct has_sums_drift<S, std::void_t<decltype(std::declval<const S&>().sums_drift())>> : std::true_type {};
+
 template <class S, class = void>
 struct has_move : std::false_type {};
 template <class S>
@@ -86,6 +106,15 @@ struct RunResult {
   std::int32_t zealous_attempts = 0;
   std::int32_t zealous_accepts = 0;
   double seconds = 0.0;
+  int threads = 1;  // the most threads a pass over the draws had inside this run
+  // With SearchOptions::debug: the largest relative difference between the state's kept
+  // per-draw sums and a recomputation from its tables at the end of the run (0 if it keeps
+  // none), and per zealous round the labels at its start and the members of each cluster
+  // tried (round index in zealous_round).
+  double sums_drift = 0.0;
+  std::vector<std::vector<std::int32_t>> zealous_starts;
+  std::vector<std::vector<std::int64_t>> zealous_tried;
+  std::vector<std::int32_t> zealous_round;
 };
 
 struct SearchResult {
@@ -193,6 +222,7 @@ class SalsoRun {
   RunResult operator()() {
     RunResult res;
     const auto t0 = Clock::now();
+    if constexpr (has_threads_used<State>::value) st_.reset_threads_used();
     // The draw is made even for given starts so that the random stream is the same either way.
     res.sequential = rng_.uniform() < opts_.prob_sequential;
     if (opts_.initial && opts_.initial_used[run_]) {
@@ -206,13 +236,19 @@ class SalsoRun {
       initialise_randomly();
     }
     // Sweeten, then try zealous updates; an accepted zealous update moves to a new region
-    // that is not yet locally optimal, so sweeten and try again until nothing improves.
+    // that is not yet locally optimal, so sweeten and try again until nothing improves, or
+    // until the run has made max_scans scans (a cap per run, as in R).
+    const bool capped = opts_.max_scans > 0;
     for (;;) {
-      res.scans += sweeten();
+      res.scans += sweeten(capped ? opts_.max_scans - res.scans : -1);
       const std::int32_t accepted = res.zealous_accepts;
       zealous_updates(res);
       if (res.zealous_accepts == accepted) break;
+      if (capped && res.scans >= opts_.max_scans) break;
     }
+    if constexpr (has_threads_used<State>::value) res.threads = st_.threads_used();
+    if constexpr (has_sums_drift<State>::value)
+      if (opts_.debug) res.sums_drift = st_.sums_drift();
     res.loss = st_.expected_loss();
     res.labels = st_.labels();
     res.seconds = seconds_since(t0);
@@ -309,37 +345,62 @@ class SalsoRun {
     return k != old;
   }
 
-  std::int64_t sweeten() {
+  // Scans until one changes nothing, or `left` scans (left < 0: no cap); returns the count.
+  std::int64_t sweeten(std::int64_t left) {
     // Anything may have changed since the last sweetening (initialisation, zealous updates).
     ++version_;
     if (stayed_.size() != static_cast<std::size_t>(st_.n())) stayed_.assign(static_cast<std::size_t>(st_.n()), 0);
     std::int64_t scans = 0;
     for (;;) {
-      if (opts_.max_scans > 0 && scans >= opts_.max_scans) break;
+      if (left >= 0 && scans >= left) break;
       rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
       bool changed = false;
       for (std::int64_t i : order_) changed |= reallocate(i);
       ++scans;
       if (!changed) break;
+      refresh_sums();
     }
     return scans;
+  }
+
+  // Running sums kept by the state are recomputed from its tables after every scan and
+  // zealous round that changed them, so their rounding does not grow with the run's length.
+  void refresh_sums() {
+    if constexpr (has_refresh<State>::value) st_.refresh_sums();
   }
 
   void zealous_updates(RunResult& res) {
     const std::int32_t q0 = st_.slots();
     std::vector<std::int32_t> clusters;
     rng_.permutation(clusters, static_cast<std::size_t>(q0));
-    const std::int32_t attempts = std::min<std::int32_t>(opts_.max_zealous, q0);
+    // Each cluster is followed through the round by one of its items: an update moves only
+    // the members of the cluster it tries (the others only gain items), while an accepted
+    // update, an undo or a closed slot renumbers the slots; the slot holding that item is the
+    // cluster's, whatever its number by then. So no cluster is tried twice or skipped.
+    std::vector<std::int64_t> holder(static_cast<std::size_t>(q0), -1);
+    for (std::int64_t i = st_.n() - 1; i >= 0; --i) holder[st_.label(i)] = i;
+    const auto round = static_cast<std::int32_t>(res.zealous_starts.size());
+    if (opts_.debug) res.zealous_starts.push_back(st_.labels());
+    std::int32_t attempts = 0;
+    bool touched = false;  // whether the running sums were updated
     std::vector<std::int64_t> members;
     double current = st_.expected_loss();
     bool saved = false;  // whether the state's snapshot is the current partition
-    for (std::int32_t t = 0; t < attempts; ++t) {
-      const std::int32_t c = clusters[t];
-      if (c >= st_.slots()) continue;  // earlier accepted updates merged clusters away
+    for (std::int32_t t = 0; t < q0 && attempts < opts_.max_zealous; ++t) {
+      const std::int32_t c = st_.label(holder[clusters[t]]);
+      // A singleton is already tried by every sweetening step, which can move its item
+      // anywhere; as in R, it is not an attempt.
+      if (st_.size(c) < 2) continue;
+      ++attempts;
       ++res.zealous_attempts;
+      touched = true;
       members.clear();
       for (std::int64_t i = 0; i < st_.n(); ++i)
         if (st_.label(i) == c) members.push_back(i);
+      if (opts_.debug) {
+        res.zealous_tried.push_back(members);
+        res.zealous_round.push_back(round);
+      }
       const std::int32_t q_before = st_.slots();
       bool by_snapshot = false;
       if constexpr (has_snapshot<State>::value) {
@@ -376,6 +437,7 @@ class SalsoRun {
         saved = false;
       }
     }
+    if (touched) refresh_sums();
   }
 
   State& st_;
@@ -413,6 +475,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   std::vector<decltype(make_state())> states;
   for (int t = 0; t < threads; ++t) states.push_back(make_state());
   using State = std::remove_reference_t<decltype(*states[0])>;
+  bool nested = false;  // whether runs use threads inside (see below)
   if constexpr (has_set_threads<State>::value) {
     // A parallel region per item pays off only when an item's pass is long: chosen
     // automatically for H x max_clusters >= kInnerWork, else one thread.
@@ -424,7 +487,9 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
     }
     inner = usable_threads(inner);
     for (auto& s : states) s->set_threads(inner);
+    nested = inner > 1;
   }
+  (void)nested;
 
   // Runs are handed out one at a time from a shared counter, so a time budget or Ctrl-C stops
   // handing them out at once, however large n_runs is. Only finished runs are recorded, and
@@ -486,6 +551,20 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   if (threads == 1) {
     work(0);  // no parallel region (see usable_threads)
   } else {
+#ifdef _OPENMP
+    // Threads inside a run open a parallel region inside this one: libgomp allows one active
+    // level unless told otherwise, and would run them on one thread. Raised for this search
+    // only, and put back.
+    const int levels = omp_get_max_active_levels();
+    if (nested && levels < 2) omp_set_max_active_levels(2);
+    struct Restore {
+      int levels;
+      bool raise;
+      ~Restore() {
+        if (raise) omp_set_max_active_levels(levels);
+      }
+    } restore{levels, nested && levels < 2};
+#endif
 #pragma omp parallel num_threads(threads)
     {
       int thread = 0;

@@ -1,0 +1,100 @@
+// Scores of the additive count losses for CountTableState (count_table.hpp): Binder, VI and
+// tabulated losses, whose score of a slot is a sum over draws of one tabulated difference per
+// cell, summed in fixed chunks of draws so that threads inside a run do not change them.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0. With
+// item i virtually removed from slot `old_`, every one of its cells there is one less.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
+  const Label* lab = d_.item(i);
+  const std::int32_t q = q_;
+  const std::int64_t chunks = n_chunks();
+  part_int_.resize(static_cast<std::size_t>(chunks * q));
+  parallel_for(chunks, [&](std::int64_t c) {
+    std::int64_t* acc = part_int_.data() + c * q;
+    std::fill(acc, acc + q, 0);
+    for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
+      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
+    }
+  });
+  std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
+  for (std::int64_t c = 0; c < chunks; ++c)
+    for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part_int_[c * q + k];
+  if (old_ >= 0) acc_int_[old_] -= d_.H;
+  const double H = static_cast<double>(d_.H);
+  for (std::int32_t k = 0; k < q_; ++k)
+    out[k] = loss_.b * H * static_cast<double>(sz(k)) -
+             (loss_.a + loss_.b) * static_cast<double>(acc_int_[k]);
+  out[q_] = 0.0;
+}
+
+// H dE(n_.k) + sum_h dJ(n_{c_h(i) k}), dE and dJ tabulated differences (for VI the paper's
+// f(n) = n log n - (n - 1) log(n - 1)), the cell sums from cell_sums.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::score_additive(std::int64_t i, double* out) {
+  const double* acc = cell_sums(i);
+  const double H = static_cast<double>(d_.H);
+  const double we = loss_.est_weight(), wc = loss_.cell_weight();
+  for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[sz(k)] + wc * acc[k];
+  out[q_] = H * (we * dest_[0] + wc * dcell_[0]);
+}
+
+// acc[k] = sum_h dcell(x_hk) for the slots k < q, x_hk the count of item i's draw cluster in
+// slot k; with item i virtually removed from slot `old_`, that slot's cells are read one
+// lower, on the side. Returns acc_ (valid until the next score).
+template <class Label, class Count>
+inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
+  if (old_ >= 0) cell_sums_impl<true>(i);
+  else cell_sums_impl<false>(i);
+  return acc_.data();
+}
+template <class Label, class Count>
+template <bool kMove>
+inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
+  const Label* lab = d_.item(i);
+  const double* dc = dcell_.data();
+  const std::int32_t q = q_;
+  const std::int32_t old = old_ >= 0 ? old_ : 0;
+  const std::int64_t chunks = n_chunks();
+  part_.resize(static_cast<std::size_t>(chunks * (q + 1)));
+  // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
+  // scores, and so the same search, with or without threads inside the run.
+  parallel_for(chunks, [&](std::int64_t c) {
+    double* acc = part_.data() + c * (q + 1);
+    std::fill(acc, acc + q, 0.0);
+    double own = 0.0;  // the old slot's cells, one lower
+    // Four draws per step: one dependent add per slot instead of four.
+    const std::int64_t lo = c * kChunk;
+    std::int64_t h = chunk_end(c) - 1;
+    for (; h >= lo + 3; h -= 4) {
+      const Count* r0 = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const Count* r1 = cnt_ + (d_.base[h - 1] + lab[h - 1]) * stride_;
+      const Count* r2 = cnt_ + (d_.base[h - 2] + lab[h - 2]) * stride_;
+      const Count* r3 = cnt_ + (d_.base[h - 3] + lab[h - 3]) * stride_;
+      for (std::int32_t k = 0; k < q; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+      if constexpr (kMove) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
+    }
+    for (; h >= lo; --h) {
+      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
+      if constexpr (kMove) own += dc[row[old] - 1];
+    }
+    acc[q] = own;
+  });
+  double* acc = acc_.data();
+  std::fill(acc, acc + q + 1, 0.0);
+  for (std::int64_t c = 0; c < chunks; ++c)
+    for (std::int32_t k = 0; k <= q; ++k) acc[k] += part_[c * (q + 1) + k];
+  if (old_ >= 0) acc[old_] = acc[q];
+}
+
+}  // namespace salsox

@@ -1,0 +1,255 @@
+// Scores of the entropy losses for CountTableState (count_table.hpp): NVI, ID and NID. Each
+// splits into per-draw sums evaluated once per item for all slots, plus a correction for the
+// few nonzero cells of the item's row (see for_each_nonzero).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
+template <class Label, class Count>
+struct CountTableState<Label, Count>::EntropyScale {
+  double lm, inv_m, tiny;
+  explicit EntropyScale(double m)
+      : lm(std::log2(m)), inv_m(1.0 / m), tiny(CountLoss::negligible_bound(m)) {}
+  double operator()(double S) const { return vmax(0.0, lm - S * inv_m); }
+};
+
+// Estimate entropies with the item in slot k (he_[k], k < q) or in a new cluster (he_[q]).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::slot_entropies(const EntropyScale& ent) {
+  for (std::int32_t k = 0; k < q_; ++k) he_[k] = ent(Es_ + dest_[sz(k)]);
+  he_[q_] = ent(Es_ + dest_[0]);
+}
+
+// Slots 0..q sorted by estimate entropy (ties by index), into order_.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::sort_slots() {
+  for (std::int32_t k = 0; k <= q_; ++k) order_[k] = k;
+  std::sort(order_.begin(), order_.begin() + q_ + 1, [this](std::int32_t x, std::int32_t y) {
+    return he_[x] < he_[y] || (he_[x] == he_[y] && x < y);
+  });
+  for (std::int32_t p = 0; p <= q_; ++p) sorted_he_[p] = he_[order_[p]];
+}
+
+// Number of sorted slot entropies below hr: draws in bucket b <= p have hr <= the p-th
+// smallest estimate entropy, draws above it have hr greater.
+template <class Label, class Count>
+inline std::int32_t CountTableState<Label, Count>::bucket(double hr) const {
+  std::int32_t b = 0;
+  for (std::int32_t p = 0; p <= q_; ++p) b += sorted_he_[p] < hr;
+  return b;
+}
+
+// NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
+// sum(2 - Hr/Hj) - He_k sum(1/Hj).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
+  const EntropyScale ent(static_cast<double>(ms_));
+  slot_entropies(ent);
+  std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
+  const double* dc = dcell_.data();
+  double s_const = 0.0, s_inv = 0.0;
+  double* acc = acc_.data();
+  const double* he = he_.data();
+  std::int32_t* nz = nz_.data();
+  const std::int32_t q = q_;
+  for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
+    const double hr = ent(Dn), hj = ent(J);
+    const bool live = hj > ent.tiny;
+    const double inv = live ? 1.0 / hj : 0.0;
+    const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
+    s_const += zero_const;
+    s_inv += inv;
+    for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+      const int x = row[k] - (k == dec);
+      acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
+    });
+  });
+  for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
+  out[q_] = s_const - he_[q_] * s_inv;
+}
+
+// ID = max(Hr, He) - (Hr + He - Hj) = Hj - min(Hr, He) in every draw. With item i in slot k
+// the joint entropy is the one without it, Hj_h (the same for every slot), less
+// dcell(x_hk) / m for the cell it joins (dcell(0) = 0). Up to that constant, slot k scores
+//   -sum_h min(Hr_h, He_k) - sum_h dcell(x_hk) / m:
+// the second sum is VI's cell sums (cell_sums, one dense pass), the first takes O(q) once
+// the draws are bucketed by where Hr falls among the sorted He. (The loss's clamps at 0
+// never act: a joint entropy is at least either marginal.)
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out) {
+  const EntropyScale ent(static_cast<double>(ms_));
+  slot_entropies(ent);
+  sort_slots();
+  const std::int32_t q = q_;
+  const bool fixed_hr = old_ >= 0;
+  const double* cells;
+  if (fixed_hr) {
+    // Scoring an allocated item (a scan), every draw entropy Hr is fixed by the state: the
+    // draws below each slot come from the sorted Hr (draw_entropies), not from a pass.
+    draw_entropies(ent);
+    cells = cell_sums(i);
+  } else {
+    // An unallocated item joins its draw clusters, so Hr depends on it: one pass buckets the
+    // draws and sums the cells.
+    std::fill(bucket_n_.begin(), bucket_n_.begin() + q + 2, 0);
+    std::fill(bucket_a_.begin(), bucket_a_.begin() + q + 2, 0.0);
+    std::fill(acc_.begin(), acc_.begin() + q + 1, 0.0);
+    double* acc = acc_.data();
+    const double* dc = dcell_.data();
+    for_each_draw(i, [&](double Dn, double, const Count* row, std::int32_t) SALSOX_INLINE {
+      const double hr = ent(Dn);
+      const std::int32_t b = bucket(hr);
+      ++bucket_n_[b];
+      bucket_a_[b] += hr;
+      for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
+    });
+    cells = acc;
+  }
+  // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He (the draws in buckets
+  // <= p) + He times the number of draws above.
+  const double H = static_cast<double>(d_.H);
+  std::int64_t below_n = 0;
+  double below_hr = 0.0;
+  for (std::int32_t p = 0; p <= q; ++p) {
+    if (fixed_hr) {
+      below_n = std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[p]) - hr_sorted_.begin();
+      below_hr = hr_prefix_[below_n];
+    } else {
+      below_n += bucket_n_[p];
+      below_hr += bucket_a_[p];
+    }
+    const std::int32_t k = order_[p];
+    const double cell = k < q ? cells[k] : H * dcell_[0];
+    out[k] = -(below_hr + sorted_he_[p] * static_cast<double>(d_.H - below_n)) - ent.inv_m * cell;
+  }
+}
+
+// Every draw's entropy Hr with all items allocated (and 1 / Hr, 0 when negligible), by draw
+// and sorted, each draw's rank in that order, and the prefix sums of the sorted Hr; kept
+// until the draw sums D_h change (add, remove, release_slot, restore, clear).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& ent) {
+  if (hr_valid_) return;
+  const auto H = static_cast<std::size_t>(d_.H);
+  hr_draw_.resize(H);
+  inv_hr_draw_.resize(H);
+  for (std::size_t h = 0; h < H; ++h) {
+    hr_draw_[h] = ent(D_[h]);
+    inv_hr_draw_[h] = hr_draw_[h] > ent.tiny ? 1.0 / hr_draw_[h] : 0.0;
+  }
+  by_hr_.resize(H);
+  for (std::size_t h = 0; h < H; ++h) by_hr_[h] = static_cast<std::int64_t>(h);
+  std::sort(by_hr_.begin(), by_hr_.end(), [this](std::int64_t x, std::int64_t y) {
+    return hr_draw_[x] < hr_draw_[y] || (hr_draw_[x] == hr_draw_[y] && x < y);
+  });
+  hr_sorted_.resize(H);
+  inv_hr_sorted_.resize(H);
+  rank_.resize(H);
+  hr_prefix_.assign(H + 1, 0.0);
+  for (std::size_t r = 0; r < H; ++r) {
+    const auto h = static_cast<std::size_t>(by_hr_[r]);
+    hr_sorted_[r] = hr_draw_[h];
+    inv_hr_sorted_[r] = inv_hr_draw_[h];
+    rank_[h] = static_cast<std::int64_t>(r);
+    hr_prefix_[r + 1] = hr_prefix_[r] + hr_sorted_[r];
+  }
+  hr_valid_ = true;
+}
+
+// NID = 1 - (Hr + He - Hj) / max(Hr, He) (0 when the maximum is negligible); in a zero cell
+// (Hj - He) / Hr when Hr > He, else (Hj - Hr) / He. With the draws bucketed as for ID, a
+// slot's zero cells sum to sum_{b <= p}(Hj - Hr) / He + sum_{b > p} Hj/Hr - He sum_{b > p} 1/Hr.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out) {
+  const EntropyScale ent(static_cast<double>(ms_));
+  slot_entropies(ent);
+  sort_slots();
+  for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
+  std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
+  std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
+  std::fill(bucket_b_.begin(), bucket_b_.begin() + q_ + 2, 0.0);
+  std::fill(bucket_c_.begin(), bucket_c_.begin() + q_ + 2, 0.0);
+  const double* dc = dcell_.data();
+  double* acc = acc_.data();
+  const double* he = he_.data();
+  const double* inv_he = inv_he_.data();
+  std::int32_t* nz = nz_.data();
+  const std::int32_t q = q_;
+  auto cell = [&](std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
+    // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
+    // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
+    // entropy being at least either marginal). In a cell the item joins, Hj is lower than
+    // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
+    acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
+  };
+  if (old_ >= 0) {
+    // A scan: every Hr is fixed by the state (draw_entropies), and the draws of a bucket are
+    // a run of the draws sorted by Hr. The pass records each draw's Hj at its rank; the
+    // bucket sums are then taken in rank order.
+    draw_entropies(ent);
+    hj_by_rank_.resize(static_cast<std::size_t>(d_.H));
+    double* hj_at = hj_by_rank_.data();
+    const std::int64_t* rank = rank_.data();
+    const double* hr_of = hr_draw_.data();
+    const double* inv_hr_of = inv_hr_draw_.data();
+    const Label* lab = d_.item(i);
+    const std::int32_t dec = old_;
+    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
+      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      hj_at[rank[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
+      const double hr = hr_of[h], inv_hr = inv_hr_of[h];
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        cell(k, row[k] - (k == dec), hr, inv_hr);
+      });
+    }
+    std::int64_t r = 0;
+    for (std::int32_t b = 0; b <= q + 1; ++b) {
+      const std::int64_t end =
+          b <= q ? std::upper_bound(hr_sorted_.begin(), hr_sorted_.end(), sorted_he_[b]) - hr_sorted_.begin()
+                 : d_.H;
+      double sa = 0.0, sb = 0.0, sc = 0.0;
+      for (; r < end; ++r) {
+        sa += hj_at[r] - hr_sorted_[r];
+        sb += hj_at[r] * inv_hr_sorted_[r];
+        sc += inv_hr_sorted_[r];
+      }
+      bucket_a_[b] = sa;
+      bucket_b_[b] = sb;
+      bucket_c_[b] = sc;
+    }
+  } else {
+    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
+      const double hr = ent(Dn), hj = ent(J);
+      const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+      const std::int32_t b = bucket(hr);
+      bucket_a_[b] += hj - hr;
+      bucket_b_[b] += hj * inv_hr;
+      bucket_c_[b] += inv_hr;
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        cell(k, row[k] - (k == dec), hr, inv_hr);
+      });
+    });
+  }
+  // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
+  // would cancel badly when some Hr are small).
+  double above_b = 0.0, above_c = 0.0;
+  for (std::int32_t p = q_; p >= 0; --p) {
+    above_b += bucket_b_[p + 1];
+    above_c += bucket_c_[p + 1];
+    const std::int32_t k = order_[p];
+    out[k] = above_b - sorted_he_[p] * above_c - ent.inv_m * acc_[k];
+  }
+  double below_a = 0.0;
+  for (std::int32_t p = 0; p <= q_; ++p) {
+    below_a += bucket_a_[p];
+    out[order_[p]] += below_a * inv_he_[order_[p]];
+  }
+}
+
+}  // namespace salsox

@@ -1,0 +1,50 @@
+// Score of the omARI loss for CountTableState (count_table.hpp): every cell of the item's row
+// evaluated densely, one division each.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// omARI has no such split (its denominator mixes draw and slot), so every cell is evaluated
+// densely (cheaper than picking out the nonzero cells), with one division each: with B/N
+// hoisted per slot, the expected index costs a product.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* out) {
+  const double m1 = static_cast<double>(ms_);
+  const double N = m1 * (m1 - 1) / 2;
+  if (N <= 0) {
+    std::fill(out, out + q_ + 1, 0.0);
+    return;
+  }
+  for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = Es_ + dest_[sz(k)];
+  e_new_[q_] = Es_ + dest_[0];
+  for (std::int32_t k = 0; k <= q_; ++k) e_norm_[k] = e_new_[k] / N;
+  std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
+  const double* dc = dcell_.data();
+  const double* B = e_new_.data();
+  const double* BN = e_norm_.data();
+  double* acc = acc_.data();
+  const std::int32_t slots = q_ + 1;
+  // Branch-free (a zero denominator becomes 1 and its value is masked to 0) so that the slot
+  // loop vectorises.
+  auto cell = [](double A, double B, double BN, double X) {
+    const double expected = A * BN;
+    const double denom = 0.5 * (A + B) - expected;
+    const double zero = static_cast<double>(denom == 0.0);
+    return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
+  };
+  double* Xk = e_x_.data();
+  for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) SALSOX_INLINE {
+    // Gathering the joint sums first keeps the division loop free of table lookups.
+    for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
+    Xk[q_] = X;
+    for (std::int32_t k = 0; k < slots; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
+  });
+  std::copy(acc, acc + slots, out);
+}
+
+}  // namespace salsox
