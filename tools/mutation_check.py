@@ -48,6 +48,8 @@ RUN_TIMEOUT = 900  # seconds for one mutant's whole test run
 
 SEARCH = "cpp/include/salsox/search.hpp"
 TABLE = "cpp/include/salsox/count_table.hpp"
+SCORES_BINDER_VI = "cpp/include/salsox/scores_binder_vi.hpp"
+SCORES_OMARI = "cpp/include/salsox/scores_omari.hpp"
 ENGINE_TESTS = ["tests/test_engine_checks.py", "tests/test_search.py", "tests/test_threads.py"]
 
 
@@ -66,20 +68,20 @@ MUTANTS: List[Mutant] = [
         "zealous-one-short",
         "a round of zealous updates tries one cluster too few",
         SEARCH,
-        "const std::int32_t attempts = std::min<std::int32_t>(opts_.max_zealous, q0);",
-        "const std::int32_t attempts = std::min<std::int32_t>(opts_.max_zealous, q0) - 1;",
+        "t < q0 && attempts < opts_.max_zealous",
+        "t < q0 && attempts + 1 < opts_.max_zealous",
     ),
     Mutant(
         "binder-score-sign",
         "Binder's allocation score adds the cell term instead of subtracting it",
-        TABLE,
+        SCORES_BINDER_VI,
         "out[k] = loss_.b * H * static_cast<double>(sz(k)) -\n",
         "out[k] = loss_.b * H * static_cast<double>(sz(k)) +\n",
     ),
     Mutant(
         "omari-score-sign",
         "omARI's allocation score uses 1 + ARI instead of 1 - ARI",
-        TABLE,
+        SCORES_OMARI,
         "return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));",
         "return (1.0 - zero) * (1.0 + (X - expected) / (denom + zero));",
     ),
