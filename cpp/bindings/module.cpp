@@ -219,11 +219,12 @@ PYBIND11_MODULE(_core, m) {
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential,
          std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads, py::object progress) {
+         std::int64_t first_run, int inner_threads, py::object progress, const Fixed& fixed) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                        initial, initial_used, draws.n(), max_clusters);
+        set_fixed(opts, fixed, draws.n(), max_clusters);
         opts.first_run = first_run;
         opts.inner_threads = inner_threads;
         SearchResult res;
@@ -245,18 +246,20 @@ PYBIND11_MODULE(_core, m) {
       py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
       py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
+      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none(),
+      py::arg("fixed") = py::none());
 
   m.def(
       "salso_coclustering_binder",
       [](const CArray<std::int32_t>& co, std::int64_t H, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
          double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads, py::object progress) {
+         std::int64_t first_run, int inner_threads, py::object progress, const Fixed& fixed) {
         const std::int64_t n = co.shape(0);
         if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                        initial, initial_used, n, max_clusters);
+        set_fixed(opts, fixed, n, max_clusters);
         opts.first_run = first_run;
         opts.inner_threads = inner_threads;
         const std::int32_t* sim = co.data();
@@ -277,19 +280,21 @@ PYBIND11_MODULE(_core, m) {
       py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
       py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
+      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none(),
+      py::arg("fixed") = py::none());
 
   m.def(
       "salso_psm",
       [](const CArray<double>& psm, const std::string& kind, double a, double b, std::int32_t max_clusters,
          std::int64_t n_runs, std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans,
          double seconds, int n_jobs, std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used,
-         std::int64_t first_run, int inner_threads, py::object progress) {
+         std::int64_t first_run, int inner_threads, py::object progress, const Fixed& fixed) {
         const std::int64_t n = psm.shape(0);
         if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
         const auto pk = parse_pairwise(kind);
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                        initial, initial_used, n, max_clusters);
+        set_fixed(opts, fixed, n, max_clusters);
         opts.first_run = first_run;
         opts.inner_threads = inner_threads;
         const double* sim = psm.data();
@@ -307,7 +312,8 @@ PYBIND11_MODULE(_core, m) {
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("max_clusters"), py::arg("n_runs"),
       py::arg("max_zealous"), py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"),
       py::arg("n_jobs"), py::arg("seed"), py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none());
+      py::arg("first_run") = 0, py::arg("inner_threads") = 0, py::arg("progress") = py::none(),
+      py::arg("fixed") = py::none());
 
   bind_plugins(m);
   register_chips(m);

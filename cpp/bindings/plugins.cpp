@@ -121,10 +121,11 @@ void bind_plugins(py::module_& m) {
       [](const CompactDraws& draws, py::function loss, std::int32_t max_clusters, std::int64_t n_runs,
          std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs,
          std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used, std::int64_t max_cells,
-         py::object progress) {
+         py::object progress, const Fixed& fixed) {
         check_max_cells(max_cells);
-        const auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
-                                       initial, initial_used, draws.n(), max_clusters);
+        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
+                                 initial, initial_used, draws.n(), max_clusters);
+        set_fixed(opts, fixed, draws.n(), max_clusters);
         const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
         const TableLossFn fn = python_table_loss(loss);
         SearchResult res;
@@ -144,6 +145,6 @@ void bind_plugins(py::module_& m) {
       py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
       py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
       py::arg("initial") = py::none(), py::arg("initial_used") = py::none(),
-      py::arg("max_cells") = kDefaultMaxCells, py::arg("progress") = py::none(),
+      py::arg("max_cells") = kDefaultMaxCells, py::arg("progress") = py::none(), py::arg("fixed") = py::none(),
       "SALSO search minimising the mean over draws of a table-loss callback (the generic path).");
 }

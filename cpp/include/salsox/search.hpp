@@ -44,6 +44,11 @@ struct SearchOptions {
   // the cluster cap) starts run r when initial_used[r] is set.
   const std::int32_t* initial = nullptr;
   const std::uint8_t* initial_used = nullptr;
+  // Optional fixed items (salso(..., fixed=)): n entries, -1 for a free item, else its fixed
+  // cluster 0..n_fixed-1 (labelled in order of first appearance). Fixed items never move and
+  // clusters holding them are never dissolved; given starts must agree with them.
+  const std::int32_t* fixed = nullptr;
+  std::int32_t n_fixed = 0;
   // Threads inside each run (over draws), for states that support it: 0 chooses (the
   // threads left over when there are fewer runs than n_jobs), 1 disables.
   int inner_threads = 0;
@@ -260,17 +265,34 @@ class SalsoRun {
     return best;
   }
 
+  bool is_fixed(std::int64_t i) const { return opts_.fixed && opts_.fixed[i] >= 0; }
+
   void initialise_sequentially() {
     st_.clear();
+    // The permutation is drawn over all items whether or not some are fixed, so that with no
+    // fixed item the random stream (and the estimate) is exactly that of a plain search.
     rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
-    for (std::int64_t i : order_) st_.add(i, choose(i, -1, -1));
+    if (opts_.fixed) {
+      // Fixed clusters first, in label order: item i of fixed cluster f opens slot f (labels
+      // are in order of first appearance) or joins it; then only free items are allocated.
+      for (std::int64_t i = 0; i < st_.n(); ++i)
+        if (is_fixed(i)) st_.add(i, opts_.fixed[i]);
+    }
+    for (std::int64_t i : order_)
+      if (!is_fixed(i)) st_.add(i, choose(i, -1, -1));
   }
 
   void initialise_randomly() {
     const std::int64_t n = st_.n();
     std::vector<std::int32_t> labels(n), slot_of(st_.max_clusters(), -1);
     std::int32_t q = 0;
+    // Fixed cluster f is label f; a free item drawing label c < n_fixed joins fixed cluster c.
+    for (std::int32_t f = 0; f < opts_.n_fixed; ++f) slot_of[f] = q++;
     for (std::int64_t i = 0; i < n; ++i) {
+      if (is_fixed(i)) {
+        labels[i] = opts_.fixed[i];
+        continue;
+      }
       const auto c = static_cast<std::int32_t>(rng_.below(st_.max_clusters()));
       if (slot_of[c] < 0) slot_of[c] = q++;
       labels[i] = slot_of[c];
@@ -318,7 +340,8 @@ class SalsoRun {
       if (opts_.max_scans > 0 && scans >= opts_.max_scans) break;
       rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
       bool changed = false;
-      for (std::int64_t i : order_) changed |= reallocate(i);
+      for (std::int64_t i : order_)
+        if (!is_fixed(i)) changed |= reallocate(i);
       ++scans;
       if (!changed) break;
     }
@@ -333,13 +356,24 @@ class SalsoRun {
     std::vector<std::int64_t> members;
     double current = st_.expected_loss();
     bool saved = false;  // whether the state's snapshot is the current partition
-    for (std::int32_t t = 0; t < attempts; ++t) {
+    // Clusters holding fixed items are never dissolved and do not count against max_zealous.
+    std::int32_t tried = 0;
+    for (std::int32_t t = 0; t < q0 && tried < attempts; ++t) {
       const std::int32_t c = clusters[t];
-      if (c >= st_.slots()) continue;  // earlier accepted updates merged clusters away
-      ++res.zealous_attempts;
+      if (c >= st_.slots()) {  // earlier accepted updates merged clusters away
+        ++tried;
+        continue;
+      }
       members.clear();
+      bool holds_fixed = false;
       for (std::int64_t i = 0; i < st_.n(); ++i)
-        if (st_.label(i) == c) members.push_back(i);
+        if (st_.label(i) == c) {
+          members.push_back(i);
+          holds_fixed |= is_fixed(i);
+        }
+      if (holds_fixed) continue;
+      ++tried;
+      ++res.zealous_attempts;
       const std::int32_t q_before = st_.slots();
       bool by_snapshot = false;
       if constexpr (has_snapshot<State>::value) {
