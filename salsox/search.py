@@ -50,7 +50,8 @@ class Estimate:
         The loss that was minimised.
     info : dict
         How it was found: ``initialization`` of the winning run (``"sequential"``,
-        ``"random"`` or ``"initializer"``; ``initializer`` names the one used, if any), its
+        ``"random"``, ``"initializer"`` or ``"initial"``, a warm start from ``salso(...,
+        initial=)``; ``initializer`` names the one used, if any), its
         ``scans`` and ``zealous_attempts``/``zealous_accepts``,
         ``runs_done``/``runs_requested``, ``budget_exhausted``, ``seconds``, ``seed``,
         ``max_clusters``, ``engine``, ``loss`` and its ``loss_params``, and ``runs``: a list
