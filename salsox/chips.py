@@ -82,6 +82,9 @@ class ChipsResult:
     draws : Draws
         The draws it was computed from (kept for :meth:`threshold` and the properties below;
         not copied, not shown).
+    completed : Estimate or None
+        Single mode with ``complete``: the sub-partition completed by
+        ``salso(draws, loss, fixed=labels)`` (its allocated items never move).
 
     ``consistent_draws`` and ``cluster_probability`` are computed on first access.
     """
@@ -96,6 +99,7 @@ class ChipsResult:
     threshold_used: float
     info: Dict[str, Any] = dataclasses.field(repr=False)
     draws: Draws = dataclasses.field(repr=False)
+    completed: Optional[Any] = dataclasses.field(default=None, repr=False)
 
     @functools.cached_property
     def _consistency(self) -> tuple:
@@ -119,13 +123,22 @@ class ChipsResult:
         return together[0] if self.mode == "single" else together
 
     def threshold(
-        self, gamma: float, *, n_runs: Optional[int] = None, n_jobs: Optional[int] = None, seed: Optional[int] = None
+        self,
+        gamma: float,
+        *,
+        n_runs: Optional[int] = None,
+        n_jobs: Optional[int] = None,
+        seed: Optional[int] = None,
+        complete: Union[None, bool, Dict[str, Any]] = True,
+        loss: Any = None,
+        max_clusters: Optional[int] = None,
     ) -> "ChipsResult":
         """From a path: the largest sub-partition on the path with probability >= ``gamma``, grown
-        again by CHIPS with that row's probability as the threshold (R's ``threshold()``).
+        again by CHIPS with that row's probability as the threshold, then completed by SALSO
+        (R's ``threshold()``; ``complete=False`` skips the completion).
 
-        ``n_runs``, ``n_jobs`` and ``seed`` default to those of the path's call. Returns a
-        single-mode result.
+        ``n_runs``, ``n_jobs``, ``seed``, ``loss`` and ``max_clusters`` default to those of the
+        path's call. Returns a single-mode result.
         """
         if self.mode != "path":
             raise ValueError(f"threshold() needs a path result (chips(..., path=True)), not mode {self.mode!r}")
@@ -146,6 +159,9 @@ class ChipsResult:
             initial=self.labels[row],
             n_jobs=self.info["n_jobs"] if n_jobs is None else n_jobs,
             seed=self.info["seed"] if seed is None else seed,
+            complete=complete,
+            loss=self.info["loss"] if loss is None else loss,
+            max_clusters=self.info["max_clusters"] if max_clusters is None else max_clusters,
         )
 
 
@@ -185,6 +201,9 @@ def chips(
     initial: Any = None,
     n_jobs: Optional[int] = None,
     seed: Optional[int] = None,
+    complete: Union[None, bool, Dict[str, Any]] = None,
+    loss: Any = "VI",
+    max_clusters: Optional[int] = None,
 ) -> ChipsResult:
     """High-probability sub-partitions by the CHIPS greedy search.
 
@@ -215,6 +234,19 @@ def chips(
         Threads (default: all cores). Results do not depend on it.
     seed : int, optional
         Seed of the runs' random streams; default: a fresh one, reported in ``info["seed"]``.
+    complete : bool or dict, optional
+        Single mode: also complete the sub-partition into a full partition,
+        ``completed = salso(draws, loss, fixed=labels, max_clusters=max_clusters, n_jobs=n_jobs,
+        seed=seed, **complete)`` (a dict gives further :func:`salsox.salso` arguments). Every
+        SALSO phase runs on the unallocated items only; the allocated ones keep their clusters.
+        R's completion (random labels for the free items, then sweetening scans only) is
+        ``complete=dict(prob_sequential=0, max_zealous=0)``. Default: True in single mode (so
+        whenever ``threshold > 0`` and neither ``path`` nor ``all_candidates`` is asked for).
+    loss : str or Loss, default "VI"
+        The loss of the completion (any loss :func:`salsox.salso` takes).
+    max_clusters : int, optional
+        Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
+        of CHIPS clusters).
 
     Returns
     -------
@@ -250,6 +282,12 @@ def chips(
     start = _check_initial(initial, d.n_items)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
+    if complete is None:
+        complete = mode == "single"
+    if not isinstance(complete, dict):
+        complete = {} if _check_flag("complete", complete) else None
+    if complete is not None and mode != "single":
+        raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
 
     raw = _core.chips(d._core, thr, runs, jobs, seed, mode, start)
     H, n = d.n_draws, d.n_items
@@ -268,8 +306,16 @@ def chips(
         "n_jobs": jobs,
         "start_count": int(raw["start_count"]),
         "runs": [dict(r) for r in raw["runs"]],
+        "loss": loss,
+        "max_clusters": max_clusters,
     }
     if mode == "single":
+        completed = None
+        if complete is not None:
+            from .search import salso
+
+            args: Dict[str, Any] = {"max_clusters": max_clusters, "n_jobs": jobs, "seed": seed, **complete}
+            completed = salso(d, loss, fixed=labels[0], **args)
         return ChipsResult(
             labels=labels[0],
             n_items=int(n_items[0]),
@@ -281,6 +327,7 @@ def chips(
             threshold_used=thr,
             info=info,
             draws=d,
+            completed=completed,
         )
     auc = float(probability[n_items < n].sum() / n) if mode == "path" else None
     return ChipsResult(

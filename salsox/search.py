@@ -18,6 +18,7 @@ from ._validation import (
     max_threads,
     relabel_rows,
 )
+from ._fixed import check_fixed, check_initial, n_fixed_clusters
 from .countsum import CountSumLoss, countsum_bytes, salso_countsum
 from .draws import Draws
 from .evaluation import PSM, _check_square_memory, _losses, as_truth, psm
@@ -50,7 +51,8 @@ class Estimate:
         The loss that was minimised.
     info : dict
         How it was found: ``initialization`` of the winning run (``"sequential"``,
-        ``"random"`` or ``"initializer"``; ``initializer`` names the one used, if any), its
+        ``"random"``, ``"initializer"`` or ``"initial"``, a warm start from ``salso(...,
+        initial=)``; ``initializer`` names the one used, if any), its
         ``scans`` and ``zealous_attempts``/``zealous_accepts``,
         ``runs_done``/``runs_requested``, ``budget_exhausted``, ``seconds``, ``seed``,
         ``max_clusters``, ``engine``, ``loss`` and its ``loss_params``, and ``runs``: a list
@@ -136,6 +138,8 @@ def salso(
     client: Any = None,
     inner_jobs: Optional[int] = None,
     progress: Union[None, bool, ProgressCallback] = None,
+    fixed: Any = None,
+    initial: Any = None,
 ) -> Estimate:
     """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
 
@@ -202,6 +206,23 @@ def salso(
         with a :class:`~salsox.progress.SearchProgress` from the calling thread each time a run
         finishes, about twice a second in between, and once at the end (on a Dask cluster:
         as batches of runs come back). An exception it raises stops the search and is re-raised.
+    fixed : array-like of n int, optional
+        Fixed items: -1 for a free item, any other integer >= 0 for the fixed cluster of a
+        fixed item. Items with equal fixed labels stay in one cluster, items with different
+        ones in different clusters, and no fixed item ever moves: initialisation starts from
+        the fixed clusters (sequential allocation places only the free items; random labels
+        are drawn for free items only), sweetening moves only free items, and zealous updates
+        never dissolve a cluster holding fixed items. Free items may join fixed clusters.
+        This completes a partial partition (e.g. from :func:`salsox.chips`) under any loss
+        and engine. All -1 gives the same estimate as no ``fixed``. When ``max_clusters`` is
+        not given it is raised to the number of fixed clusters if needed; a ``max_clusters``
+        below it is an error. R's completion (random labels for the free items, then
+        sweetening only) is ``prob_sequential=0, max_zealous=0``.
+    initial : array-like of int, shape (n,) or (m, n), optional
+        Warm starts: run r starts from partition ``initial[r % m]`` (instead of sequential
+        allocation or random labels), then sweetens and tries zealous updates as usual. Each
+        must have at most ``max_clusters`` clusters and agree with ``fixed``. Not combined
+        with ``initializer``. Runs report ``initialization == "initial"``.
 
     Returns
     -------
@@ -244,6 +265,18 @@ def salso(
     else:
         kd = check_int("max_clusters", max_clusters, minimum=1)
         kd = min(kd, n)  # more clusters than items cannot be formed
+    fixed_labels = check_fixed(fixed, n)
+    n_fixed = n_fixed_clusters(fixed_labels)
+    if n_fixed > kd:
+        if max_clusters is not None:
+            raise ValueError(f"max_clusters={max_clusters} is below the number of fixed clusters ({n_fixed})")
+        kd = n_fixed
+    if initial is not None and initializer is not None:
+        raise ValueError("give initial (starting partitions) or initializer, not both")
+    if fixed_labels is not None and initializer is not None:
+        raise ValueError(
+            "fixed cannot be combined with initializer (its partitions ignore the fixed items); use initial"
+        )
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
     chosen = _engine_for(loss, truth, engine)
     if initializer is None and prob_initializer is not None:
@@ -268,21 +301,27 @@ def salso(
     threads = min(jobs, n_runs)
     start = time.perf_counter()
     init_name = None
-    if initializer is not None:
+    if fixed_labels is not None:
+        options["fixed"] = fixed_labels
+    if initializer is not None or initial is not None:
         from .plugins import initial_partitions
 
         # The starting partitions are made up front, one row of n labels per run.
         need = n_runs * (4 * n + 1)
         if need > limit:
             raise MemoryError(
-                f"an initializer with n_runs={n_runs} needs {need / 2**20:.0f} MiB of starting "
+                f"{'an initializer' if initial is None else 'initial'} with n_runs={n_runs} needs "
+                f"{need / 2**20:.0f} MiB of starting "
                 f"partitions (n_runs x {n} labels), more than memory_limit={limit} bytes; lower "
                 "n_runs (a seconds budget ends the search early anyway) or raise memory_limit"
             )
 
-        options["initial"], options["initial_used"], init_name = initial_partitions(
-            initializer, prob_init, truth, kd, n_runs, seed
-        )
+        if initial is not None:
+            options["initial"], options["initial_used"] = check_initial(initial, n, kd, n_runs, fixed_labels)
+        else:
+            options["initial"], options["initial_used"], init_name = initial_partitions(
+                initializer, prob_init, truth, kd, n_runs, seed
+            )
     if chosen in ("psm", "coclustering"):
         # The n x n matrix the engine builds from draws (float64 PSM or int32 counts), and
         # each thread's state (a few arrays of n and of max_clusters).
@@ -334,6 +373,10 @@ def salso(
         close_progress(bar)
     est = _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
     est.info["initializer"] = init_name
+    if initial is not None:  # the engine calls every given start "initializer"
+        for r in [est.info, *est.info["runs"]]:
+            if r["initialization"] == "initializer":
+                r["initialization"] = "initial"
     return est
 
 

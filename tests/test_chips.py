@@ -225,7 +225,8 @@ def test_bad_draws_and_threshold_calls_raise() -> None:
 
 
 @pytest.mark.timeout(120)
-def test_ctrl_c_stops_the_runs(shared_dir) -> None:
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_stops_the_runs(shared_dir, n_jobs: int) -> None:
     import _thread
     import threading
 
@@ -237,7 +238,7 @@ def test_ctrl_c_stops_the_runs(shared_dir) -> None:
     try:
         # Thousands of runs: minutes of work unless the monitor's poll stops them.
         with pytest.raises(KeyboardInterrupt) as excinfo:
-            salsox.chips(draws, n_runs=5000, n_jobs=1, seed=0)
+            salsox.chips(draws, n_runs=5000, n_jobs=n_jobs, seed=0)
     finally:
         timer.cancel()
     # Raised by the engine call itself, not by Python code after the runs had finished.

@@ -112,3 +112,21 @@ def test_failing_task_is_reported_not_hidden(client):
 def test_client_must_be_a_dask_client():
     with pytest.raises(TypeError, match="client"):
         salsox.salso(load_draws("iris"), "VI", client="localhost:8786", n_runs=1)
+
+
+def test_cluster_search_with_fixed_items_and_warm_starts_is_identical_to_local(client):
+    draws = salsox.Draws(load_draws("galaxy")[::10])
+    n = draws.n_items
+    fixed = np.full(n, -1)
+    fixed[[0, 1, 5]] = [4, 4, 9]
+    start = salsox.salso(draws, "VI", seed=3, n_runs=2, n_jobs=1, fixed=fixed).labels
+    args = dict(seed=5, n_runs=7, n_jobs=1, fixed=fixed, initial=np.stack([start, start[::-1] * 0]))
+    with pytest.raises(ValueError, match="agree with fixed"):
+        salsox.salso(draws, "VI", client=client, **args)
+    args["initial"] = start
+    local = salsox.salso(draws, "VI", **args)
+    remote = salsox.salso(draws, "VI", client=client, **args)
+    np.testing.assert_array_equal(local.labels, remote.labels)
+    assert [r["loss"] for r in local.info["runs"]] == [r["loss"] for r in remote.info["runs"]]
+    assert local.labels[0] == local.labels[1] != local.labels[5]
+    assert {r["initialization"] for r in remote.info["runs"]} == {"initial"}

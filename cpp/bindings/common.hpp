@@ -152,6 +152,38 @@ inline SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous,
   return o;
 }
 
+using Fixed = std::optional<CArray<std::int32_t>>;
+
+// Fixed items (salso(..., fixed=)): n labels, -1 free, fixed clusters 0..F-1 in order of first
+// appearance, F <= max_clusters; the given starts must agree with them. Set after make_options.
+inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std::int32_t max_clusters) {
+  if (!fixed) return;
+  if (fixed->ndim() != 1 || fixed->shape(0) != n) throw std::invalid_argument("fixed must have n labels");
+  const std::int32_t* f = fixed->data();
+  std::int32_t next = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (f[i] < -1 || f[i] > next) throw std::invalid_argument("fixed labels must be -1 or 0..F-1 in order of first appearance");
+    if (f[i] == next) ++next;
+  }
+  if (next > max_clusters) throw std::invalid_argument("max_clusters is below the number of fixed clusters");
+  if (o.initial) {
+    for (std::int64_t r = 0; r < o.n_runs; ++r) {
+      if (!o.initial_used[r]) continue;
+      const std::int32_t* lab = o.initial + r * n;
+      std::vector<std::int32_t> slot(static_cast<std::size_t>(next), -1), owner(static_cast<std::size_t>(max_clusters), -1);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (f[i] < 0) continue;
+        if (slot[f[i]] < 0) slot[f[i]] = lab[i];
+        if (owner[lab[i]] < 0) owner[lab[i]] = f[i];
+        if (slot[f[i]] != lab[i] || owner[lab[i]] != f[i])
+          throw std::invalid_argument("initial partitions must agree with the fixed labels");
+      }
+    }
+  }
+  o.fixed = f;
+  o.n_fixed = next;
+}
+
 // The search's result as a dict; with `debug` (SearchOptions::debug), each run also has
 // "sums_drift" and "zealous_rounds": per round, the labels at its start ("labels") and the
 // members of each cluster tried ("tried").
@@ -216,7 +248,7 @@ struct PreparedSearch {
 // `lead_names`) followed by the search options that every entry point takes, in this order:
 //   max_clusters, n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
 //   initial=None, initial_used=None, first_run=0, inner_threads=0, progress=None,
-//   debug=False (tests: see to_python).
+//   debug=False (tests: see to_python), fixed=None (see set_fixed).
 // `prepare(lead..., max_clusters)` checks the leading arguments and returns a PreparedSearch;
 // the options, the progress monitor, the released GIL and the result dictionary are handled
 // here, once for all entry points.
@@ -228,10 +260,11 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
       [prepare](Lead... lead, std::int32_t max_clusters, std::int64_t n_runs, std::int32_t max_zealous,
                 double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed,
                 const Initial& initial, const InitialUsed& initial_used, std::int64_t first_run,
-                int inner_threads, py::object progress, bool debug) {
+                int inner_threads, py::object progress, bool debug, const Fixed& fixed) {
         PreparedSearch search = prepare(lead..., max_clusters);
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                  initial, initial_used, search.n, max_clusters);
+        set_fixed(opts, fixed, search.n, max_clusters);
         opts.first_run = first_run;
         opts.inner_threads = inner_threads;
         opts.debug = debug;
@@ -247,7 +280,8 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
       lead_names..., py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
       py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
       py::arg("initial") = py::none(), py::arg("initial_used") = py::none(), py::arg("first_run") = 0,
-      py::arg("inner_threads") = 0, py::arg("progress") = py::none(), py::arg("debug") = false, doc);
+      py::arg("inner_threads") = 0, py::arg("progress") = py::none(), py::arg("debug") = false,
+      py::arg("fixed") = py::none(), doc);
 }
 
 }  // namespace salsox::bindings

@@ -127,36 +127,20 @@ void bind_countsum(py::module_& m) {
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"), "Bytes one search thread's count-sum state takes.");
 
-  m.def(
-      "salso_countsum",
-      [](const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters, std::int64_t n_runs,
-         std::int32_t max_zealous, double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs,
-         std::uint64_t seed, const Initial& initial, const InitialUsed& initial_used, std::int64_t first_run,
-         int inner_threads, py::object progress) {
+  def_salso<const CompactDraws&, const CountSumLoss&>(
+      m, "salso_countsum", "SALSO search minimising the mean over draws of a count-sum formula.",
+      [](const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters) {
         check_loss(draws, loss);
-        auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed, initial,
-                                 initial_used, draws.n(), max_clusters);
-        opts.first_run = first_run;
-        opts.inner_threads = inner_threads;
-        SearchResult res;
-        PythonMonitor monitor(std::move(progress));
-        {
-          py::gil_scoped_release release;
-          res = draws.visit([&](auto v) {
-            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-            return with_count_type(v.n, [&](auto count) {
-              using State = CountSumState<Label, decltype(count)>;
-              return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); }, opts,
-                               monitor.monitor());
-            });
-          });
-        }
-        monitor.finish(res, opts.n_runs);
-        return to_python(res);
+        return PreparedSearch{draws.n(), [&draws, &loss, max_clusters](const SearchOptions& opts, Monitor monitor) {
+                                return draws.visit([&](auto v) {
+                                  using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+                                  return with_count_type(v.n, [&](auto count) {
+                                    using State = CountSumState<Label, decltype(count)>;
+                                    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); },
+                                                     opts, monitor);
+                                  });
+                                });
+                              }};
       },
-      py::arg("draws"), py::arg("loss"), py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),
-      py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
-      py::arg("initial") = py::none(), py::arg("initial_used") = py::none(), py::arg("first_run") = 0,
-      py::arg("inner_threads") = 0, py::arg("progress") = py::none(),
-      "SALSO search minimising the mean over draws of a count-sum formula.");
+      py::arg("draws"), py::arg("loss"));
 }

@@ -18,16 +18,20 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #ifdef _OPENMP
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 #endif
 
 #include "draws.hpp"
@@ -300,9 +304,12 @@ ChipsRuns run_chips(const DrawsView<Label>& v, const ChipsStart& start, const Ch
   std::mutex error_mutex;
   int threads = opts.n_jobs > 0 ? opts.n_jobs : 1;
   if (threads > opts.n_runs) threads = static_cast<int>(opts.n_runs);
+  threads = usable_threads(threads);
   std::atomic<std::int64_t> next_run{0};
-#pragma omp parallel num_threads(threads)
-  {
+  std::atomic<int> active{threads};
+  // As in run_salso: the calling thread polls between steps of its own runs and, once it has
+  // none left, while the other threads finish theirs, so Ctrl-C is answered throughout.
+  auto work = [&](int thread) {
     ChipsRun<Label> worker(v, start);
     for (;;) {
       if (control.stopped()) break;
@@ -318,6 +325,24 @@ ChipsRuns run_chips(const DrawsView<Label>& v, const ChipsStart& start, const Ch
         control.stop();
         break;
       }
+    }
+    active.fetch_sub(1);
+    if (thread == 0)
+      while (active.load() > 0) {
+        control.poll_idle();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+  };
+  if (threads == 1) {
+    work(0);  // no parallel region (see usable_threads)
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      int thread = 0;
+#ifdef _OPENMP
+      thread = omp_get_thread_num();
+#endif
+      work(thread);
     }
   }
   if (error) std::rethrow_exception(error);

@@ -44,6 +44,11 @@ struct SearchOptions {
   // the cluster cap) starts run r when initial_used[r] is set.
   const std::int32_t* initial = nullptr;
   const std::uint8_t* initial_used = nullptr;
+  // Optional fixed items (salso(..., fixed=)): n entries, -1 for a free item, else its fixed
+  // cluster 0..n_fixed-1 (labelled in order of first appearance). Fixed items never move and
+  // clusters holding them are never dissolved; given starts must agree with them.
+  const std::int32_t* fixed = nullptr;
+  std::int32_t n_fixed = 0;
   // Threads inside each run (over draws), for states that support it: 0 chooses (the
   // threads left over when there are fewer runs than n_jobs), 1 disables.
   int inner_threads = 0;
@@ -296,17 +301,34 @@ class SalsoRun {
     return best;
   }
 
+  bool is_fixed(std::int64_t i) const { return opts_.fixed && opts_.fixed[i] >= 0; }
+
   void initialise_sequentially() {
     st_.clear();
+    // The permutation is drawn over all items whether or not some are fixed, so that with no
+    // fixed item the random stream (and the estimate) is exactly that of a plain search.
     rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
-    for (std::int64_t i : order_) st_.add(i, choose(i, -1, -1));
+    if (opts_.fixed) {
+      // Fixed clusters first, in label order: item i of fixed cluster f opens slot f (labels
+      // are in order of first appearance) or joins it; then only free items are allocated.
+      for (std::int64_t i = 0; i < st_.n(); ++i)
+        if (is_fixed(i)) st_.add(i, opts_.fixed[i]);
+    }
+    for (std::int64_t i : order_)
+      if (!is_fixed(i)) st_.add(i, choose(i, -1, -1));
   }
 
   void initialise_randomly() {
     const std::int64_t n = st_.n();
     std::vector<std::int32_t> labels(n), slot_of(st_.max_clusters(), -1);
     std::int32_t q = 0;
+    // Fixed cluster f is label f; a free item drawing label c < n_fixed joins fixed cluster c.
+    for (std::int32_t f = 0; f < opts_.n_fixed; ++f) slot_of[f] = q++;
     for (std::int64_t i = 0; i < n; ++i) {
+      if (is_fixed(i)) {
+        labels[i] = opts_.fixed[i];
+        continue;
+      }
       const auto c = static_cast<std::int32_t>(rng_.below(st_.max_clusters()));
       if (slot_of[c] < 0) slot_of[c] = q++;
       labels[i] = slot_of[c];
@@ -355,7 +377,8 @@ class SalsoRun {
       if (left >= 0 && scans >= left) break;
       rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
       bool changed = false;
-      for (std::int64_t i : order_) changed |= reallocate(i);
+      for (std::int64_t i : order_)
+        if (!is_fixed(i)) changed |= reallocate(i);
       ++scans;
       if (!changed) break;
       refresh_sums();
@@ -391,12 +414,18 @@ class SalsoRun {
       // A singleton is already tried by every sweetening step, which can move its item
       // anywhere; as in R, it is not an attempt.
       if (st_.size(c) < 2) continue;
+      members.clear();
+      bool holds_fixed = false;
+      for (std::int64_t i = 0; i < st_.n(); ++i)
+        if (st_.label(i) == c) {
+          members.push_back(i);
+          holds_fixed |= is_fixed(i);
+        }
+      // Clusters holding fixed items are never dissolved and do not count against max_zealous.
+      if (holds_fixed) continue;
       ++attempts;
       ++res.zealous_attempts;
       touched = true;
-      members.clear();
-      for (std::int64_t i = 0; i < st_.n(); ++i)
-        if (st_.label(i) == c) members.push_back(i);
       if (opts_.debug) {
         res.zealous_tried.push_back(members);
         res.zealous_round.push_back(round);
