@@ -15,6 +15,7 @@
 
 #include "salsox/count_table.hpp"
 #include "salsox/countsum_loss.hpp"
+#include "salsox/countsum_evaluate.hpp"
 #include "salsox/countsum_state.hpp"
 #include "salsox/draws.hpp"
 #include "salsox/search.hpp"
@@ -103,10 +104,13 @@ void bind_countsum(py::module_& m) {
         const std::int64_t M = estimates.shape(0);
         std::vector<double> out;
         CountSumViolation bad;
+        PythonInterrupt interrupt;
         {
           py::gil_scoped_release release;
-          out = draws.visit([&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad); });
+          out = draws.visit(
+              [&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad, interrupt.get()); });
         }
+        interrupt.raise_if_stopped();
         py::object violation = py::none();
         if (bad.draw >= 0) violation = py::make_tuple(bad.estimate, bad.draw, bad.value);
         return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data()), violation);
