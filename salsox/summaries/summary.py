@@ -12,16 +12,16 @@ draws, in the spirit of R salso's ``summary.salso.estimate``:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
-from ._ecosystem import convert_foreign
-from ._linkage import average_linkage, leaf_order
-from ._validation import as_label_matrix, check_n_jobs
-from .draws import Draws
-from .evaluation import PSM, _losses, as_truth, psm
-from .losses import VI, Binder, Loss, PSMLoss, get_loss
+from .._validation import as_label_matrix, check_n_jobs
+from ..io import PSM, Draws, convert_foreign
+from ..losses import VI, Binder, Loss, PSMLoss, get_loss
+from ..metrics import as_truth, psm
+from ..metrics.evaluation import _losses
+from .linkage import average_linkage, leaf_order
 
 __all__ = ["Summary", "summarize"]
 
@@ -164,28 +164,6 @@ class Summary:
             f"expected_loss={self.expected_loss:.6g}, sizes={self.sizes.tolist()})"
         )
 
-    def plot(self, kind: str = "heatmap", **kwargs: Any) -> Any:
-        """Plot with :mod:`salsox.plots`: ``kind`` is "heatmap", "mds", "dendrogram" or "pairs".
-
-        ``"pairs"`` needs ``data=``. Returns what the plotting function returns.
-        """
-        from . import plots
-
-        functions: Dict[str, Callable[..., Any]] = {
-            "heatmap": plots.plot_heatmap,
-            "mds": plots.plot_mds,
-            "dendrogram": plots.plot_dendrogram,
-            "pairs": plots.plot_pairs,
-        }
-        if kind not in functions:
-            raise ValueError(f"kind must be one of {sorted(functions)}, got {kind!r}")
-        if kind == "pairs":
-            if "data" not in kwargs:
-                raise TypeError("kind='pairs' needs data=: the n x p matrix of the clustered items")
-            data = kwargs.pop("data")
-            return plots.plot_pairs(data, self, **kwargs)
-        return functions[kind](self, **kwargs)
-
 
 def _fmt(x: float) -> str:
     return "-" if not np.isfinite(x) else f"{x:.3f}"
@@ -234,7 +212,7 @@ def summarize(
     k = int(est.max()) + 1
 
     if isinstance(truth, PSM):
-        if not (isinstance(loss, PSMLoss) or loss.name == "binder"):
+        if not loss._accepts_psm:
             raise ValueError(
                 f"loss {loss.name!r} needs draws, not a PSM; pass the draws, or a loss computable "
                 "from a PSM ('binder', 'VI.lb', 'omARI.approx')"

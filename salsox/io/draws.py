@@ -7,9 +7,9 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import _core
-from ._validation import as_integer_array
-from ._ecosystem import convert_foreign
+from .. import _core
+from .._validation import as_integer_array
+from .foreign import convert_foreign
 
 __all__ = ["Draws", "as_draws"]
 

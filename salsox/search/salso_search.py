@@ -1,30 +1,29 @@
-"""The SALSO search (Dahl, Johnson & Mueller 2022): ``salso``, ``dlso`` and the Estimate result."""
+"""The SALSO search (Dahl, Johnson & Mueller 2022): :func:`salso`."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from . import _core
-from ._validation import (
+from .._validation import (
     as_label_matrix,
     check_int,
     check_n_jobs,
     check_probability,
     check_seed,
     max_threads,
-    relabel_rows,
 )
-from .draws import Draws
-from .evaluation import PSM, _check_square_memory, _losses, as_truth, psm
-from .losses import CountLoss, Loss, PSMLoss, get_loss
-from .progress import ProgressBar, ProgressCallback, engine_callback
-from .progress import close as close_progress
+from ..engine import Route
+from ..io import PSM, Draws
+from ..losses import Loss, get_loss
+from ..metrics import as_truth
+from ..progress import ProgressBar, ProgressCallback, engine_callback
+from ..progress import close as close_progress
+from .estimate import Estimate
 
-__all__ = ["Estimate", "salso", "dlso"]
+__all__ = ["salso"]
 
 # Count tables larger than this (bytes, per thread) are refused up front rather than risking an
 # out-of-memory kill; override with salso(..., memory_limit=...).
@@ -32,88 +31,6 @@ DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
 # More runs than this need a time budget (`seconds`).
 MAX_RUNS_WITHOUT_BUDGET = 1_000_000
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Estimate:
-    """A point estimate of the partition.
-
-    Attributes
-    ----------
-    labels : ndarray of int, shape (n,)
-        Canonical cluster labels: 0..k-1 in order of first appearance.
-    expected_loss : float
-        Its Monte Carlo expected loss, equal to ``partition_loss(labels, draws, loss)``.
-    n_clusters : int
-    loss : Loss
-        The loss that was minimised.
-    info : dict
-        How it was found: ``initialization`` of the winning run (``"sequential"``,
-        ``"random"`` or ``"initializer"``; ``initializer`` names the one used, if any), its
-        ``scans`` and ``zealous_attempts``/``zealous_accepts``,
-        ``runs_done``/``runs_requested``, ``budget_exhausted``, ``seconds``, ``seed``,
-        ``max_clusters``, ``engine``, ``loss`` and its ``loss_params``, and ``runs``: a list
-        with every run's loss and statistics.
-
-    The estimate keeps a reference to the (validated, compact) draws or PSM it was computed
-    from, so that :meth:`summary` needs no arguments; it is not copied and not shown.
-    """
-
-    labels: np.ndarray
-    expected_loss: float
-    n_clusters: int
-    loss: Loss
-    info: Dict[str, Any]
-    truth: Union[Draws, PSM, None] = dataclasses.field(default=None, repr=False)
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """Size of each cluster."""
-        return np.bincount(self.labels, minlength=self.n_clusters)
-
-    def summary(self, draws: Any = None, *, n_jobs: Optional[int] = None) -> Any:
-        """Per-item and per-cluster summary under this loss, against the draws (or PSM) the
-        estimate was computed from, or against ``draws`` when given.
-
-        Returns a :class:`salsox.summary.Summary`; see :func:`salsox.summarize`.
-        """
-        from .summary import summarize
-
-        if draws is None:
-            if self.truth is None:
-                raise ValueError("this Estimate does not hold its draws; pass draws= to summary()")
-            draws = self.truth
-        return summarize(self.labels, draws, self.loss, n_jobs=n_jobs)
-
-    def __repr__(self) -> str:
-        return (
-            f"Estimate(n_clusters={self.n_clusters}, expected_loss={self.expected_loss:.10g}, "
-            f"loss={self.loss!r}, sizes={self.sizes.tolist()})"
-        )
-
-
-def _engine_for(loss: Loss, truth: Union[Draws, PSM], engine: Optional[str]) -> str:
-    if isinstance(truth, PSM) or isinstance(loss, PSMLoss):
-        if isinstance(truth, PSM) and not (isinstance(loss, PSMLoss) or loss.name == "binder"):
-            raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
-        return "psm"
-    if not isinstance(loss, CountLoss):
-        if engine is not None:
-            raise ValueError(f"engine applies to built-in count-based losses, not to {loss.name!r}")
-        return "python"
-    if engine is not None:
-        if engine not in ("counts", "coclustering"):
-            raise ValueError(f"engine must be 'counts' or 'coclustering', got {engine!r}")
-        if engine == "coclustering" and loss.name != "binder":
-            raise ValueError("engine='coclustering' is available for the binder loss only")
-        return engine
-    if loss.name == "binder":
-        n, H = truth.n_items, truth.n_draws
-        mean_k = float(np.mean(truth.clusters_per_draw))
-        # A move costs O(n) with co-clustering counts and O(H k) with count tables.
-        if n <= 8192 and n <= H * mean_k:
-            return "coclustering"
-    return "counts"
 
 
 def salso(
@@ -244,7 +161,7 @@ def salso(
         kd = check_int("max_clusters", max_clusters, minimum=1)
         kd = min(kd, n)  # more clusters than items cannot be formed
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
-    chosen = _engine_for(loss, truth, engine)
+    route = loss._route(truth, engine)  # the loss binds itself to its engine
     if initializer is None and prob_initializer is not None:
         raise ValueError("prob_initializer needs an initializer")
     prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
@@ -252,7 +169,7 @@ def salso(
     # rather than capped (thousands of threads exhaust the process).
     inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1, maximum=max_threads())
     bar = ProgressBar() if progress is True else progress
-    report = engine_callback(bar, scale=getattr(loss, "_scale", 1.0))
+    report = engine_callback(bar, scale=route.scale)
     options: Dict[str, Any] = dict(
         inner_threads=inner,
         max_clusters=kd,
@@ -268,7 +185,7 @@ def salso(
     start = time.perf_counter()
     init_name = None
     if initializer is not None:
-        from .plugins import initial_partitions
+        from .initializers import initial_partitions
 
         # The starting partitions are made up front, one row of n labels per run.
         need = n_runs * (4 * n + 1)
@@ -282,90 +199,31 @@ def salso(
         options["initial"], options["initial_used"], init_name = initial_partitions(
             initializer, prob_init, truth, kd, n_runs, seed
         )
-    if chosen in ("psm", "coclustering"):
-        # The n x n matrix the engine builds from draws (float64 PSM or int32 counts), and
-        # each thread's state (a few arrays of n and of max_clusters).
-        square = 0 if isinstance(truth, PSM) else (8 if chosen == "psm" else 4) * n * n
-        need = square + threads * (20 * n + 24 * kd + 64)
-        if need > limit:
-            raise MemoryError(
-                f"engine={chosen!r} needs about {need / 2**20:.1f} MiB (an {n} x {n} matrix and "
-                f"{threads} search states), more than memory_limit={limit} bytes; use a count-based "
-                "loss (e.g. 'VI' or 'binder'), lower n_jobs, or raise memory_limit"
-            )
-    if chosen == "psm":
-        payload: Any = truth.matrix if isinstance(truth, PSM) else psm(truth, jobs)
-    elif chosen == "coclustering":
-        assert isinstance(truth, Draws)  # _engine_for picks this engine for draws only
-        _check_square_memory(n, "engine='coclustering'")
-        payload = (_core.coclustering(truth._core, jobs), truth.n_draws)
-    elif chosen == "counts":
-        assert isinstance(truth, Draws)  # _engine_for picks this engine for draws only
-        need = threads * _count_table_bytes(truth, kd, loss)
-        if need > limit:
-            raise MemoryError(
-                f"the search needs about {need / 2**20:.0f} MiB of count tables ({threads} threads x "
-                f"{truth._core.kmax} draw clusters x {kd} estimate clusters x {truth.n_draws} draws), "
-                f"more than memory_limit={limit} bytes; lower max_clusters or n_jobs, or raise memory_limit"
-            )
-        payload = truth
-    else:
-        from .plugins import python_loss_bytes
-
-        need = threads * python_loss_bytes(truth, kd)
-        if need > limit:
-            raise MemoryError(
-                f"the search needs about {need / 2**20:.0f} MiB of count tables and table batches "
-                f"({threads} threads), more than memory_limit={limit} bytes; lower max_clusters or "
-                "n_jobs, or raise memory_limit"
-            )
-        payload = truth
+    route.check_memory(threads, kd, limit)
     try:
         if client is not None:
             from .distributed import run_on_dask
 
             if n_jobs is None or n_jobs == -1:
                 options["n_jobs"] = -1  # each task: all of its worker's threads
-            raw = run_on_dask(client, chosen, payload, loss, options, progress=report)
+            raw = run_on_dask(client, route, options, progress=report)
         else:
-            raw = run_engine(chosen, payload, loss, {**options, "progress": report})
+            raw = route.search({**options, "progress": report})
     finally:
         close_progress(bar)
-    est = _estimate_from(raw, truth, loss, chosen, options, time.perf_counter() - start)
+    est = _estimate_from(raw, truth, loss, route, options, time.perf_counter() - start)
     est.info["initializer"] = init_name
     return est
 
 
-def run_engine(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any]) -> Dict[str, Any]:
-    """One call of the engine ``chosen`` on ``payload`` (a PSM matrix, (co-clustering counts,
-    H), or Draws); ``options`` are the engine's keyword arguments."""
-    if chosen == "psm":
-        kind, (a, b) = (loss._kind, (1.0, 1.0)) if isinstance(loss, PSMLoss) else ("binder", loss._unit_costs)  # type: ignore[attr-defined]
-        return _core.salso_psm(payload, kind, a, b, **options)
-    if chosen == "coclustering":
-        co, H = payload
-        return _core.salso_coclustering_binder(co, H, *loss._unit_costs, **options)  # type: ignore[attr-defined]
-    if chosen == "counts":
-        return _core.salso_counts(payload._core, loss._count_loss(payload.n_items), **options)  # type: ignore[attr-defined]
-    from .plugins import salso_python_loss
-
-    # Python callbacks run under the GIL: no threads inside a run there.
-    return salso_python_loss(payload, loss, {k: v for k, v in options.items() if k != "inner_threads"})
-
-
-def _count_table_bytes(d: Draws, kd: int, loss: Loss) -> int:
-    """Bytes one search thread's count-table state takes (as the engine sizes it)."""
-    return int(_core.count_table_bytes(d._core, kd, loss._count_loss(d.n_items)))  # type: ignore[attr-defined]
-
-
 def _estimate_from(
-    raw: Dict[str, Any], truth: Union[Draws, PSM], loss: Loss, engine: str, options: Dict[str, Any], elapsed: float
+    raw: Dict[str, Any], truth: Union[Draws, PSM], loss: Loss, route: Route, options: Dict[str, Any], elapsed: float
 ) -> Estimate:
     if raw["best"] < 0:  # pragma: no cover - at least one run always completes
         raise RuntimeError("the search finished no run")
     labels, _ = as_label_matrix(np.asarray(raw["labels"]), "labels")
     labels = labels[0].astype(np.intp)
-    value = float(_losses(labels[None, :].astype(np.int32), truth, loss, 1)[0])
+    value = float(route.losses(labels[None, :].astype(np.int32), 1)[0])
     best = raw["runs"][raw["best"]]
     info: Dict[str, Any] = {
         "initialization": best["initialization"],
@@ -380,47 +238,12 @@ def _estimate_from(
         "seed": options["seed"],
         "max_clusters": options["max_clusters"],
         "n_jobs": options["n_jobs"],
-        "engine": engine,
+        "engine": route.engine,
         "loss": loss.name,
         "loss_params": loss.params,
         # The engine works with unit costs (see Binder/VI): per-run losses back in the loss's scale.
-        "runs": [dict(r, loss=r["loss"] * getattr(loss, "_scale", 1.0)) for r in raw["runs"]],
+        "runs": [dict(r, loss=r["loss"] * route.scale) for r in raw["runs"]],
     }
     return Estimate(
         labels=labels, expected_loss=value, n_clusters=int(labels.max()) + 1, loss=loss, info=info, truth=truth
-    )
-
-
-def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = None) -> Estimate:
-    """The draw with the smallest Monte Carlo expected loss (Dahl 2006's least-squares idea).
-
-    Costs O(H^2 n) for count-based losses: every draw is scored against all draws.
-    """
-    loss = get_loss(loss)
-    truth = as_truth(draws, loss)
-    if not isinstance(truth, Draws):
-        raise ValueError("dlso needs draws, not a PSM")
-    jobs = check_n_jobs(n_jobs)
-    start = time.perf_counter()
-    # Draws with sparse labels are stored relabelled in value order; the loss engines take
-    # estimates labelled in order of first appearance.
-    candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))
-    values = _losses(candidates, truth, loss, jobs)
-    best = int(np.argmin(values))
-    labels, _ = as_label_matrix(candidates[best], "labels")
-    labels = labels[0].astype(np.intp)
-    info = {
-        "draw": best,
-        "seconds": time.perf_counter() - start,
-        "loss": loss.name,
-        "loss_params": loss.params,
-        "engine": "dlso",
-    }
-    return Estimate(
-        labels=labels,
-        expected_loss=float(values[best]),
-        n_clusters=int(labels.max()) + 1,
-        loss=loss,
-        info=info,
-        truth=truth,
     )

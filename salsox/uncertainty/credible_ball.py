@@ -21,11 +21,10 @@ from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from ._ecosystem import convert_foreign
-from ._validation import as_label_matrix, check_n_jobs, relabel_rows
-from .draws import Draws
-from .evaluation import partition_loss
-from .losses import VI, Binder, Loss, get_loss
+from .._validation import as_label_matrix, check_n_jobs, relabel_rows
+from ..io import Draws, convert_foreign
+from ..losses import VI, Binder, Loss, get_loss
+from ..metrics import partition_loss
 
 __all__ = ["Bound", "CredibleBall", "credible_ball"]
 

@@ -6,67 +6,12 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import _core
-from ._ecosystem import convert_foreign
-from ._validation import as_label_matrix, check_n_jobs
-from .draws import Draws, as_draws
-from .losses import CountLoss, Loss, PSMLoss, get_loss
+from .._validation import as_label_matrix, check_n_jobs
+from ..engine import psm_matrix
+from ..io import PSM, Draws, as_draws, convert_foreign
+from ..losses import Loss, PSMLoss, get_loss
 
 __all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth"]
-
-# Largest n x n matrix built without an explicit request (bytes).
-_PSM_MEMORY_LIMIT = 8 * 2**30
-
-
-class PSM:
-    """A posterior similarity matrix, marked as such so it is never mistaken for draws.
-
-    Parameters
-    ----------
-    matrix : array-like of shape (n, n)
-        Symmetric, entries in [0, 1], ones on the diagonal.
-    """
-
-    matrix: np.ndarray
-
-    def __init__(self, matrix: Any) -> None:
-        if isinstance(matrix, PSM):
-            self.matrix = matrix.matrix
-            return
-        try:
-            m = np.asarray(matrix, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("psm must be a numeric n x n matrix") from None
-        if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] == 0:
-            raise ValueError(f"psm must be a non-empty square matrix, got shape {m.shape}")
-        if not np.all(np.isfinite(m)):
-            raise ValueError("psm contains NaN or infinite values")
-        if np.any(m < 0) or np.any(m > 1):
-            raise ValueError("psm entries must lie in [0, 1]")
-        if not np.allclose(m, m.T, rtol=0, atol=1e-12):
-            raise ValueError("psm must be symmetric")
-        if not np.allclose(np.diag(m), 1.0, rtol=0, atol=1e-12):
-            raise ValueError("psm must have ones on its diagonal")
-        self.matrix = np.ascontiguousarray(m)
-        self.matrix.setflags(write=False)
-
-    @property
-    def n_items(self) -> int:
-        return int(self.matrix.shape[0])
-
-    def __repr__(self) -> str:
-        return f"PSM(n_items={self.n_items})"
-
-
-def _check_square_memory(n: int, what: str) -> None:
-    need = 8 * n * n
-    if need > _PSM_MEMORY_LIMIT:
-        raise MemoryError(
-            f"{what} needs an {n} x {n} matrix ({need / 2**30:.1f} GiB), more than the "
-            f"{_PSM_MEMORY_LIMIT / 2**30:.0f} GiB salsox builds without being asked; use a "
-            "count-based loss (e.g. 'VI' or 'binder'), which never builds it"
-        )
-
 
 def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     """Posterior similarity matrix: the fraction of draws in which items i and j are together.
@@ -81,10 +26,7 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     -------
     ndarray of shape (n, n), float64
     """
-    d = as_draws(draws)
-    _check_square_memory(d.n_items, "psm")
-    co = _core.coclustering(d._core, check_n_jobs(n_jobs))
-    return co / float(d.n_draws)
+    return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
 
 
 Truth = Union[Draws, PSM, np.ndarray, Any]
@@ -122,7 +64,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         and np.any((arr > 0) & (arr < 1))
     ):
         return PSM(arr)  # a float matrix with fractional entries cannot be draws
-    if (isinstance(loss, PSMLoss) or loss.name == "binder") and _looks_like_binary_psm(arr):
+    if loss._accepts_psm and _looks_like_binary_psm(arr):
         raise ValueError(
             f"{name} is a square 0/1 float matrix that is symmetric with ones on its diagonal: it could be "
             f"a similarity matrix or {arr.shape[0]} draws, which give different {loss.name!r} "
@@ -184,21 +126,7 @@ def partition_loss(
 
 def _losses(est: np.ndarray, truth: Union[Draws, PSM], loss: Loss, n_jobs: int) -> np.ndarray:
     """Loss values of canonical label rows ``est`` (engine call, inputs already validated)."""
-    if isinstance(truth, PSM) or isinstance(loss, PSMLoss):
-        if isinstance(loss, PSMLoss):
-            kind, a, b = loss._kind, 1.0, 1.0
-        elif loss.name == "binder":
-            kind, (a, b) = "binder", loss._unit_costs  # type: ignore[attr-defined]
-        else:
-            raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
-        matrix = truth.matrix if isinstance(truth, PSM) else psm(truth, n_jobs)
-        return np.asarray(_core.pairwise_losses(matrix, kind, a, b, est, n_jobs)) * getattr(loss, "_scale", 1.0)
-    if not isinstance(loss, CountLoss):
-        from .plugins import evaluate_python_loss
-
-        return evaluate_python_loss(loss, est, truth)
-    values = np.asarray(_core.expected_losses(truth._core, loss._count_loss(truth.n_items), est, n_jobs))
-    return values * getattr(loss, "_scale", 1.0)
+    return loss._route(truth).losses(est, n_jobs)
 
 
 def _two_partitions(x: Any, y: Any) -> tuple:

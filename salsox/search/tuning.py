@@ -12,11 +12,11 @@ import dataclasses
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._ecosystem import convert_foreign
-from ._validation import check_cost, check_int, check_seed
-from .draws import Draws
-from .losses import VI, Binder
-from .search import Estimate, salso
+from .._validation import check_cost, check_int, check_seed
+from ..io import Draws, convert_foreign
+from ..losses import VI, Binder
+from .estimate import Estimate
+from .salso_search import salso
 
 __all__ = ["TuneResult", "tune"]
 

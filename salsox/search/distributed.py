@@ -1,7 +1,8 @@
 """Runs of one SALSO search spread over a Dask cluster (``salso(..., client=...)``).
 
-The payload (draws, co-clustering counts or PSM) is scattered to the workers once; each task
-runs a contiguous batch of runs with the C++ engine, using the same random streams as a local
+The engine route's payload (draws, co-clustering counts or PSM) is scattered to the workers
+once; each task takes the route without it, binds it to the worker's copy and runs a contiguous
+batch of runs with the C++ engine, using the same random streams as a local
 call (run r always uses stream (seed, r)), and the best run is chosen exactly as locally:
 smallest loss, ties to the lowest run index. A fixed seed therefore gives the identical
 estimate locally and on a cluster.
@@ -15,7 +16,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .losses import Loss
+from .._validation import check_n_jobs
+from ..engine import Route
 
 __all__ = ["run_on_dask", "batches"]
 
@@ -27,10 +29,8 @@ def batches(n_runs: int, n_batches: int) -> List[Tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def _run_batch(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any], start: int, stop: int) -> Dict[str, Any]:
-    """Runs start..stop-1 of a search (executed on a worker)."""
-    from .search import run_engine
-
+def _run_batch(route: Route, payload: Any, options: Dict[str, Any], start: int, stop: int) -> Dict[str, Any]:
+    """Runs start..stop-1 of a search (executed on a worker), on ``payload``."""
     opts = dict(options)
     if opts.get("n_jobs") == -1:
         opts["n_jobs"] = _worker_threads()
@@ -39,13 +39,11 @@ def _run_batch(chosen: str, payload: Any, loss: Loss, options: Dict[str, Any], s
     if opts.get("initial") is not None:
         opts["initial"] = np.ascontiguousarray(opts["initial"][start:stop])
         opts["initial_used"] = np.ascontiguousarray(opts["initial_used"][start:stop])
-    return run_engine(chosen, payload, loss, opts)
+    return route.with_payload(payload).search(opts)
 
 
 def _worker_threads() -> int:
     """Threads of the Dask worker running this task (all cores when not on a worker)."""
-    from ._validation import check_n_jobs
-
     try:
         from distributed import get_worker
 
@@ -56,13 +54,11 @@ def _worker_threads() -> int:
 
 def run_on_dask(
     client: Any,
-    chosen: str,
-    payload: Any,
-    loss: Loss,
+    route: Route,
     options: Dict[str, Any],
     progress: Optional[Callable[[int, int, float, float], None]] = None,
 ) -> Dict[str, Any]:
-    """The engine's result for ``options["n_runs"]`` runs, computed on ``client``'s workers;
+    """The engine's result for ``options["n_runs"]`` runs of ``route``, computed on ``client``'s workers;
     ``progress(done, total, best, seconds)`` hears of each batch as it comes back."""
     try:
         from distributed import Client
@@ -70,8 +66,7 @@ def run_on_dask(
         raise ImportError('client= needs dask.distributed: pip install "salsox[dask]"') from None
     if not isinstance(client, Client):
         raise TypeError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
-    if chosen == "python":
-        raise ValueError(f"loss {loss.name!r} runs in Python and cannot be sent to a Dask cluster")
+    route.check_shippable()
     workers = client.scheduler_info().get("workers", {})
     if not workers:
         raise RuntimeError("the Dask cluster has no workers")
@@ -81,9 +76,11 @@ def run_on_dask(
     # hash=False: a key of its own per call. With content-hashed keys, a second search on the same
     # draws reuses the first one's key, whose data the scheduler may release when that call's
     # futures go ("lost dependencies").
-    scattered = client.scatter(payload, broadcast=True, hash=False)
+    local_jobs = check_n_jobs(None if options.get("n_jobs", -1) == -1 else options["n_jobs"])
+    scattered = client.scatter(route.payload(local_jobs), broadcast=True, hash=False)
+    shipped = route.with_payload(None)  # each task carries the route, not its data
     futures = [
-        client.submit(_run_batch, chosen, scattered, loss, options, a, b, pure=False, retries=2)
+        client.submit(_run_batch, shipped, scattered, options, a, b, pure=False, retries=2)
         for a, b in ranges
     ]
     results = []

@@ -1,4 +1,4 @@
-"""Partition loss functions (Dahl, Johnson & Mueller 2022, sections 2-3).
+"""The built-in partition losses (Dahl, Johnson & Mueller 2022, sections 2-3).
 
 Every loss compares a draw (the truth, rho) with an estimate (rho-hat). Count-based losses are
 computed by the C++ engine from contingency tables; PSM-based ones from the posterior
@@ -8,66 +8,17 @@ similarity matrix. Strings name them too: ``"binder"``, ``"VI"``, ``"omARI"``, `
 
 from __future__ import annotations
 
-import abc
-from typing import Any, Dict, Optional, Tuple, Type, Union
+from typing import Any, Dict, Optional, Tuple, Type
 
-from . import _core
-from ._validation import check_cost
+import numpy as np
 
-__all__ = [
-    "Loss",
-    "CountLoss",
-    "PSMLoss",
-    "Binder",
-    "VI",
-    "OMARI",
-    "NVI",
-    "ID",
-    "NID",
-    "VILowerBound",
-    "OMARIApprox",
-    "get_loss",
-    "BUILTIN_LOSSES",
-]
+from .. import _core
+from .._validation import check_cost
+from ..engine import CoclusteringRoute, CountsRoute, PSMRoute, Route
+from ..io import PSM
+from .base import CountLoss, Loss, PSMLoss, _check_engine
 
-
-# An ABC without abstract methods on purpose: the families below each declare their own
-# (CountLoss._count_loss, ContingencyLoss.loss in salsox.plugins; PSM losses only name an
-# engine kind), and there is no method every loss must implement. ABCMeta is kept so those
-# abstract methods are enforced in subclasses and Loss.register stays available.
-class Loss(abc.ABC):  # noqa: B024
-    """Base class of all losses. ``name`` is the string that selects the loss."""
-
-    name: str = ""
-
-    @property
-    def params(self) -> Dict[str, float]:
-        """The loss's parameters (for reports)."""
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Loss) and type(self) is type(other) and self.params == other.params
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, tuple(sorted(self.params.items()))))
-
-
-class CountLoss(Loss):
-    """A loss computed from the contingency table between a draw and the estimate."""
-
-    @abc.abstractmethod
-    def _count_loss(self, n: int) -> "_core.CountLoss":
-        """The engine's tabulated form of this loss for n items."""
-
-
-class PSMLoss(Loss):
-    """A loss computed from the posterior similarity matrix (PSM) alone."""
-
-    _kind: str = ""
+__all__ = ["Binder", "VI", "OMARI", "NVI", "ID", "NID", "VILowerBound", "OMARIApprox", "BUILTIN_LOSSES"]
 
 
 class _Costs(CountLoss):
@@ -109,6 +60,21 @@ class Binder(_Costs):
 
     name = "binder"
     _kind = "binder"
+    _accepts_psm = True
+
+    def _route(self, truth: Any, engine: Optional[str] = None) -> Route:
+        a, b = self._unit_costs
+        if isinstance(truth, PSM):
+            return PSMRoute(truth, "binder", a, b, self._scale)
+        _check_engine(engine, binder=True)
+        if engine is None:
+            n, h = truth.n_items, truth.n_draws
+            mean_k = float(np.mean(truth.clusters_per_draw))
+            # A move costs O(n) with co-clustering counts and O(H k) with count tables.
+            engine = "coclustering" if n <= 8192 and n <= h * mean_k else "counts"
+        if engine == "coclustering":
+            return CoclusteringRoute(truth, self._count_loss, self._scale, unit_costs=(a, b))
+        return CountsRoute(truth, self._count_loss, self._scale)
 
 
 class VI(_Costs):
@@ -190,36 +156,3 @@ class OMARIApprox(PSMLoss):
 
 _BUILTIN_CLASSES: Tuple[Type[Loss], ...] = (Binder, VI, OMARI, NVI, ID, NID, VILowerBound, OMARIApprox)
 BUILTIN_LOSSES: Dict[str, Type[Loss]] = {cls.name.lower(): cls for cls in _BUILTIN_CLASSES}
-
-LossLike = Union[str, Loss]
-
-
-def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None) -> Loss:
-    """Resolve ``loss`` (a name or a :class:`Loss`) to a :class:`Loss` instance.
-
-    ``a`` and ``b`` apply to names of losses with costs (``"binder"``, ``"VI"``).
-    """
-    if isinstance(loss, Loss):
-        if a is not None or b is not None:
-            raise ValueError("a and b can only be given with a loss name, not a Loss instance")
-        return loss
-    if isinstance(loss, type) and issubclass(loss, Loss):
-        return get_loss(loss.name, a=a, b=b) if loss.name.lower() in BUILTIN_LOSSES else loss()
-    if not isinstance(loss, str):
-        raise TypeError(f"loss must be a loss name or a salsox.losses.Loss, got {type(loss).__name__}")
-    cls = BUILTIN_LOSSES.get(loss.lower())
-    if cls is None:
-        from .plugins import registry
-
-        plugin = registry().find_loss(loss)
-        if plugin is not None:
-            if a is not None or b is not None:
-                return plugin.factory(**{k: v for k, v in (("a", a), ("b", b)) if v is not None})
-            return plugin.factory()
-        known = ", ".join(sorted({c.name for c in BUILTIN_LOSSES.values()} | set(registry().loss_names())))
-        raise ValueError(f"unknown loss {loss!r}; choose one of: {known}")
-    if issubclass(cls, _Costs):
-        return cls(a=1.0 if a is None else a, b=1.0 if b is None else b)
-    if a is not None or b is not None:
-        raise ValueError(f"loss {cls.name!r} has no costs a and b")
-    return cls()

@@ -14,9 +14,9 @@ from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
-from . import _core
-from ._validation import as_integer_array, check_int, check_n_jobs, check_probability, check_seed
-from .draws import Draws, as_draws
+from .. import _core
+from .._validation import as_integer_array, check_int, check_n_jobs, check_probability, check_seed
+from ..io import Draws, as_draws
 
 __all__ = ["chips", "ChipsResult", "Unallocated"]
 
