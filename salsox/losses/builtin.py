@@ -69,9 +69,10 @@ class Binder(_Costs):
         _check_engine(engine, binder=True)
         if engine is None:
             n, h = truth.n_items, truth.n_draws
-            mean_k = float(np.mean(truth.clusters_per_draw))
-            # A move costs O(n) with co-clustering counts and O(H k) with count tables.
-            engine = "coclustering" if n <= 8192 and n <= h * mean_k else "counts"
+            # A move costs O(n) with co-clustering counts and O(H k) with count tables: compare n
+            # with H times the mean k (at least 1, so n <= H settles it without reading the k's).
+            cheaper = n <= 8192 and (n <= h or n <= h * float(np.mean(truth.clusters_per_draw)))
+            engine = "coclustering" if cheaper else "counts"
         if engine == "coclustering":
             return CoclusteringRoute(truth, self._count_loss, self._scale, unit_costs=(a, b))
         return CountsRoute(truth, self._count_loss, self._scale)
