@@ -10,18 +10,17 @@ Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
 
 from ._version import __version__
 from . import losses, plugins, progress
-from .draws import Draws
+from .io import PSM, Draws, from_arviz, from_xarray
 from .enumeration import bell, minimize_by_enumeration
-from .evaluation import ARI, PSM, RI, partition_loss, psm
+from .metrics import ARI, RI, partition_loss, psm
 from .hookspecs import hookimpl
 from .losses import ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
 from .search import Estimate, dlso, salso
 from .progress import ProgressBar, SearchProgress
-from .summary import Summary, summarize
-from .credible_ball import CredibleBall, credible_ball
-from .chips import ChipsResult, chips
-from .tuning import TuneResult, tune
-from ._ecosystem import from_arviz, from_xarray
+from .summaries import Summary, summarize
+from .uncertainty.credible_ball import CredibleBall, credible_ball
+from .uncertainty.chips import ChipsResult, chips
+from .search.tuning import TuneResult, tune
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
 __all__ = [

@@ -5,13 +5,22 @@ thread when runs finish, about twice a second in between, and once at the end. C
 spaced from the end of the previous one (by at least 0.5 s when no run finished, and at least
 as long as the previous call took), so a slow callback slows the search by at most about half.
 ``progress=True`` draws a :class:`ProgressBar` on standard error.
+
+The bar is laid out by tqdm (``tqdm.format_meter``), which also fits it to the terminal's
+width: a line that wrapped would print a new line at every redraw.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 from typing import Any, Callable, NamedTuple, Optional, TextIO, Union
+
+from tqdm import tqdm
+from tqdm.utils import disp_len, disp_trim
+
+__all__ = ["SearchProgress", "ProgressBar", "ProgressCallback", "engine_callback", "close", "fit_line"]
 
 
 class SearchProgress(NamedTuple):
@@ -73,19 +82,30 @@ class ProgressBar:
     def _out(self) -> TextIO:
         return self.stream if self.stream is not None else sys.stderr
 
-    def render(self, p: SearchProgress) -> str:
-        """The bar's text for ``p`` (without carriage return)."""
-        total = max(p.runs_total, 1)
-        filled = min(self.width, (self.width * p.runs_done) // total)
-        bar = "#" * filled + "-" * (self.width - filled)
+    def render(self, p: SearchProgress, columns: Optional[int] = None) -> str:
+        """The bar's text for ``p`` (without carriage return), at most ``columns`` wide when
+        given (the bar shrinks first, then the text is cut)."""
         best = "-" if math.isinf(p.best_loss) else f"{p.best_loss:.6g}"
-        return f"{self.label} [{bar}] {p.runs_done}/{p.runs_total} runs, best loss {best}, {p.seconds:.1f} s"
+        prefix = f"{self.label} ["
+        suffix = f"] {p.runs_done}/{p.runs_total} runs, best loss {best}, {p.seconds:.1f} s"
+        # format_meter fills {bar} to ncols: at most `width` cells, fewer on a narrow terminal.
+        full = disp_len(prefix) + self.width + disp_len(suffix)
+        ncols = full if columns is None else max(1, min(full, columns))
+        line = tqdm.format_meter(
+            n=min(max(p.runs_done, 0), max(p.runs_total, 1)),
+            total=max(p.runs_total, 1),
+            elapsed=p.seconds,
+            ncols=ncols,
+            bar_format=_literal(prefix) + "{bar}" + _literal(suffix),
+            ascii="-#",
+        )
+        return line if disp_len(line) <= ncols else disp_trim(line, ncols)
 
     def __call__(self, p: SearchProgress) -> None:
         if self.last is None and p.seconds < self.delay:
             return
         out = self._out()
-        out.write("\r" + self.render(p) + "\033[K")
+        out.write("\r" + self.render(p, terminal_columns(out)) + "\033[K")
         out.flush()
         self.last = p
 
@@ -124,3 +144,25 @@ def close(progress: Any) -> None:
     """End a bar that ``salso`` drew for ``progress=True`` or was given."""
     if isinstance(progress, ProgressBar):
         progress.close()
+
+
+def _literal(text: str) -> str:
+    """``text`` for a tqdm ``bar_format`` (a str.format template): braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def terminal_columns(stream: Any) -> Optional[int]:
+    """Usable width of the terminal ``stream`` writes to (one less than its columns, so that the
+    cursor never wraps), or None when it is not a terminal."""
+    try:
+        if not stream.isatty():
+            return None
+        return max(1, os.get_terminal_size(stream.fileno()).columns - 1)
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def fit_line(text: str, stream: Any) -> str:
+    """``text`` cut to the width of the terminal ``stream`` writes to (unchanged elsewhere)."""
+    columns = terminal_columns(stream)
+    return text if columns is None or disp_len(text) <= columns else disp_trim(text, columns)

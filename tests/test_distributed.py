@@ -7,7 +7,7 @@ import pytest
 
 import salsox
 from conftest import load_draws
-from salsox.distributed import batches
+from salsox.search.distributed import batches
 
 distributed = pytest.importorskip("distributed")  # optional dependency: salsox[dask]
 
@@ -77,12 +77,13 @@ def test_repeated_cluster_searches_on_the_same_draws(client):
 
 
 def test_default_threads_are_the_workers_own(client):
-    from salsox.distributed import _run_batch, _worker_threads
+    from salsox.search.distributed import _run_batch, _worker_threads
 
     draws = salsox.Draws(load_draws("iris")[::10])
     opts = dict(max_clusters=draws.max_clusters, n_runs=2, max_zealous=1, prob_sequential=0.5, max_scans=0,
                 seconds=0.0, n_jobs=-1, seed=0, inner_threads=0)
-    raw = client.submit(_run_batch, "counts", draws, salsox.VI(), opts, 0, 2, pure=False).result()
+    route = salsox.VI()._route(draws)  # the count-table route; Dask ships it without its draws
+    raw = client.submit(_run_batch, route.with_payload(None), draws, opts, 0, 2, pure=False).result()
     assert raw["runs_done"] == 2
     assert client.submit(_worker_threads, pure=False).result() == 1  # the fixture's workers have 1 thread
     est = salsox.salso(draws, "VI", seed=4, n_runs=4, client=client)  # n_jobs left to the workers
@@ -100,11 +101,11 @@ def test_cluster_progress_is_reported_per_batch(client):
 
 def test_failing_task_is_reported_not_hidden(client):
     draws = load_draws("iris")
-    from salsox.distributed import run_on_dask
+    from salsox.search.distributed import run_on_dask
 
     # Bypass salso's validation so that the engine itself fails on the workers.
     with pytest.raises(RuntimeError, match="failed on the Dask cluster"):
-        run_on_dask(client, "counts", salsox.Draws(draws), salsox.VI(),
+        run_on_dask(client, salsox.VI()._route(salsox.Draws(draws)),
                     dict(max_clusters=10**6, n_runs=2, max_zealous=1, prob_sequential=0.5,
                          max_scans=0, seconds=0.0, n_jobs=1, seed=0))
 

@@ -10,7 +10,8 @@ import pytest
 import salsox
 from conftest import load_draws
 from salsox import plots
-from salsox._linkage import average_linkage, dendrogram_layout, leaf_order
+from salsox.plots.dendrogram import dendrogram_layout
+from salsox.summaries.linkage import average_linkage, leaf_order
 from salsox.datasets import example_draws
 
 
@@ -147,13 +148,13 @@ def test_dendrogram_one_cluster_and_bad_leaves(mpl, tmp_path):
         plots.plot_dendrogram(s, leaves="both")
 
 
-def test_summary_plot_method(mpl, example, tmp_path):
+def test_plots_of_a_summary(mpl, example, tmp_path):
+    # Plots depend on summaries, never the reverse: a Summary is drawn by salsox.plots.
     ex, _, s = example
-    for kind in ("heatmap", "mds", "dendrogram"):
-        assert s.plot(kind) is not None
-    assert s.plot("pairs", data=ex.data).__class__.__name__ == "Figure"
-    with pytest.raises(TypeError, match="needs data"):
-        s.plot("pairs")
+    for draw in (plots.plot_heatmap, plots.plot_mds, plots.plot_dendrogram):
+        assert draw(s) is not None
+    assert plots.plot_pairs(ex.data, s).__class__.__name__ == "Figure"
+    assert not hasattr(s, "plot")
 
 
 def test_plot_argument_errors(example):
@@ -252,3 +253,25 @@ def test_weighted_linkage_continues_item_linkage():
     full = average_linkage(d)
     np.testing.assert_allclose(z[:, 2], full[-2:, 2], rtol=1e-12)
     assert z[-1, 3] == 16
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_linkage_equals_scipy_on_the_items_it_stands_for(seed):
+    # scipy has no leaf weights: a leaf of weight w is w items at distance 0 from each other.
+    # Once scipy has merged those copies (height 0), its merges are the weighted linkage's.
+    from scipy.cluster import hierarchy
+    from scipy.spatial.distance import squareform
+
+    rng = np.random.default_rng(seed)
+    m = 7
+    x = rng.normal(size=(m, 3))
+    g = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    w = rng.integers(1, 5, m)
+    items = np.repeat(np.arange(m), w)
+    theirs = hierarchy.linkage(squareform(g[np.ix_(items, items)], checks=False), method="average")
+    ours = average_linkage(g, weights=w)
+    tail = theirs[-(m - 1):]
+    np.testing.assert_allclose(ours[:, 2], tail[:, 2], rtol=1e-12)
+    np.testing.assert_array_equal(ours[:, 3], tail[:, 3])  # items in each merged cluster
+    # Unit weights: scipy's own linkage, merge for merge.
+    np.testing.assert_allclose(average_linkage(g, weights=np.ones(m)), hierarchy.linkage(squareform(g), "average"))

@@ -18,6 +18,8 @@ import pytest
 
 import salsox
 from salsox import plugins
+from salsox.engine import callback
+from salsox.registry import host
 from salsox.losses import Binder, VI
 from salsox.plugins import ContingencyLoss, DecomposableLoss, Initializer, PluginError
 from conftest import load_draws
@@ -271,7 +273,7 @@ def test_generic_path_with_wide_labels_and_split_batches(monkeypatch):
     est = np.vstack([draws[1], rng.integers(0, 7, n), np.zeros(n, int)])
     want = salsox.partition_loss(est, draws, "omARI")
     np.testing.assert_allclose(salsox.partition_loss(est, draws, "omari-numpy"), want, rtol=1e-12)
-    monkeypatch.setattr(plugins, "MAX_BATCH_CELLS", 1000)
+    monkeypatch.setattr(callback, "MAX_BATCH_CELLS", 1000)
     np.testing.assert_allclose(salsox.partition_loss(est, draws, "omari-numpy"), want, rtol=1e-12)
     got = salsox.salso(draws[1:7], "omari-numpy", seed=2, n_runs=1, max_clusters=6, n_jobs=1)
     ref = salsox.salso(draws[1:7], "omARI", seed=2, n_runs=1, max_clusters=6, n_jobs=1)
@@ -671,8 +673,8 @@ def installed(monkeypatch):
     """``installed(*entry_points)``: a fresh registry that finds exactly these entry points."""
 
     def install(*points):
-        monkeypatch.setattr(plugins, "_entry_points", lambda group: list(points))
-        monkeypatch.setattr(plugins, "_REGISTRY", plugins._Registry())
+        monkeypatch.setattr(host, "_entry_points", lambda group: list(points))
+        monkeypatch.setattr(host, "_REGISTRY", host._Registry())
         return plugins.registry()
 
     return install

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import time
 
 import numpy as np
@@ -171,3 +172,53 @@ def test_estimate_summary_uses_its_own_draws(galaxy):
     with pytest.raises(ValueError, match="draws"):
         bare.summary()
     np.testing.assert_array_equal(bare.summary(galaxy).item_similarity, a.item_similarity)
+
+
+def test_bar_fits_the_width_it_is_given():
+    bar = ProgressBar(label="salsox VI")
+    p = SearchProgress(8, 16, 0.123456, 2.5)
+    assert bar.render(p, columns=200) == bar.render(p)  # room enough: the full bar
+    for columns in (60, 50, 30, 10, 1):
+        assert len(bar.render(p, columns=columns)) <= columns
+    assert "8/16 runs" in bar.render(p, columns=50)  # the bar shrinks before the text is cut
+
+
+def _narrow_terminal(columns):
+    """A pseudo-terminal ``columns`` wide: (stream writing to it, fd reading what it shows)."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    return os.fdopen(slave, "w"), master
+
+
+def _redraws(master):
+    os.set_blocking(master, False)
+    data = b""
+    try:
+        while True:
+            data += os.read(master, 1 << 16)
+    except (BlockingIOError, OSError):
+        pass
+    text = data.decode().replace("\x1b[K", "").replace("\n", "")
+    return [segment for segment in text.split("\r") if segment]
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="pseudo-terminals are POSIX")
+def test_no_redraw_wraps_on_a_50_column_terminal():
+    # Wider than the terminal, each redraw would wrap and leave a new line behind.
+    stream, master = _narrow_terminal(50)
+    with stream:
+        bar = ProgressBar(stream, label="salsox binder_a4_3")
+        for done in range(17):
+            bar(SearchProgress(done, 16, 0.296912345, 12.5))
+        bar.close()
+        from salsox import cli
+
+        with cli._Spinner(stream, "tuning a for 12 clusters, a long label", enabled=True, delay=0.0, interval=0.01):
+            time.sleep(0.05)
+    lines = _redraws(master)
+    os.close(master)
+    assert len(lines) >= 17 and max(len(line) for line in lines) < 50, lines

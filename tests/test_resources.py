@@ -10,6 +10,8 @@ import pytest
 
 import salsox
 from salsox import plots, plugins
+from salsox.engine import callback
+from salsox.plots import mds
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,7 @@ def test_generic_path_batches_stay_under_the_cap(monkeypatch: pytest.MonkeyPatch
     # Draws of ~30 clusters, estimates with ~30 slots: one draw's 31 candidate tables hold
     # ~30 x 31 x 31 cells, more than the cap set here, so a draw's tables must be split.
     cap = 10_000
-    monkeypatch.setattr(plugins, "MAX_BATCH_CELLS", cap)
+    monkeypatch.setattr(callback, "MAX_BATCH_CELLS", cap)
     rng = np.random.default_rng(1)
     d = rng.integers(0, 30, size=(3, 120))
     loss = _RecordingVI()
@@ -91,7 +93,7 @@ def test_generic_path_batches_stay_under_the_cap(monkeypatch: pytest.MonkeyPatch
 
 
 def test_mds_refuses_up_front_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plots, "_MDS_MEMORY_LIMIT", 10_000)
+    monkeypatch.setattr(mds, "_MDS_MEMORY_LIMIT", 10_000)
     with pytest.raises(MemoryError, match=r"classical MDS of 100 items needs .* plot a subset"):
         plots.classical_mds(np.ones((100, 100)) - np.eye(100))
     monkeypatch.undo()

@@ -9,7 +9,7 @@ import pytest
 
 import salsox
 from conftest import load_draws
-from salsox.evaluation import PSM
+from salsox.io import PSM
 
 
 def _brute_force(labels: np.ndarray, draws: np.ndarray, loss: str):
@@ -152,5 +152,3 @@ def test_bad_arguments(iris):
         salsox.summarize([0, 1, 1], iris)
     with pytest.raises(ValueError, match="unknown loss"):
         salsox.summarize(np.zeros(150, dtype=int), iris, "nope")
-    with pytest.raises(ValueError, match="kind must be one of"):
-        salsox.summarize(np.zeros(150, dtype=int), iris).plot("pie")

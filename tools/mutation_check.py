@@ -130,7 +130,7 @@ MUTANTS: List[Mutant] = [
     Mutant(
         "dask-wrong-streams",
         "every Dask batch replays the random streams of runs 0, 1, ... instead of its own",
-        "salsox/distributed.py",
+        "salsox/search/distributed.py",
         'opts["first_run"] = start',
         'opts["first_run"] = 0',
         ("tests/test_distributed.py",),

@@ -1,0 +1,105 @@
+"""The ``salsox`` command line: ``salsox estimate draws.csv``, ``salsox summary ...``; see
+``salsox --help`` and docs/cli.md.
+
+One module per subcommand (``estimate``, ``loss``, ``psm``, ``summary``, ``ball``, ``tune``,
+``plugins``, ``demo``), each with ``add_parser(sub)`` and ``run(args)``; what they share is in
+:mod:`salsox.cli.common`. This module builds the parser and runs :func:`main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List, Optional, Sequence
+
+from .._version import __version__
+from . import ball, chips, demo, estimate, loss, plugins_cmd, psm, summary, tune
+from .common import _PATH_ARGS, _TRUTHY, CLIError, _error_message, _Parser
+from .common import _save_figure, _Spinner  # noqa: F401 - used as salsox.cli.<name> by tests
+from .common import read_labels, read_matrix
+
+__all__ = ["main", "build_parser", "read_matrix", "read_labels", "CLIError"]
+
+# In the order `salsox --help` lists them.
+_COMMANDS = (estimate, loss, psm, summary, ball, tune, chips, plugins_cmd, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = _Parser(prog="salsox", description="Bayesian partition estimation by the SALSO search.")
+    parser.add_argument("--version", action="version", version=f"salsox {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in _COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def _file_args(args: argparse.Namespace) -> List[str]:
+    return [v for v in (getattr(args, name, None) for name in _PATH_ARGS) if isinstance(v, str)]
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output file (--out, --plot) that is one of the input files."""
+    inputs = {name: getattr(args, name, None) for name in ("draws", "labels", "data")}
+    for option in ("out", "plot"):
+        out = getattr(args, option, None)
+        if not isinstance(out, str) or not os.path.exists(out):
+            continue
+        for name, path in inputs.items():
+            if not isinstance(path, str) or path == "-" or not os.path.exists(path):
+                continue
+            try:
+                same = os.path.samefile(out, path)
+            except OSError:
+                continue
+            if same:
+                raise CLIError(
+                    f"--{option} {out} is the {name} file {path}: writing it would overwrite the input; "
+                    "choose another output file"
+                )
+
+
+def _debug_enabled() -> bool:
+    """Whether SALSOX_DEBUG asks for tracebacks: 1, true, yes or on (any case)."""
+    return os.environ.get("SALSOX_DEBUG", "").strip().lower() in _TRUTHY
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
+    from ..registry import PluginError  # a plugin's failure is the user's to fix, not our bug
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error (already printed)
+        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    if _debug_enabled():
+        _check_outputs(args)
+        return int(args.handler(args))
+    paths = _file_args(args)
+    try:
+        _check_outputs(args)
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        sys.stderr.write("\nsalsox: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `salsox estimate ... | head`): not our error.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except (CLIError, ValueError, TypeError, KeyError, OSError, MemoryError, ImportError, PluginError) as err:
+        sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
+        return 1
+    except Exception as err:  # a bug: still one line, with a way to see more
+        sys.stderr.write(
+            f"salsox: internal error: {type(err).__name__}: {_error_message(err, paths)} "
+            "(set SALSOX_DEBUG=1 for a traceback)\n"
+        )
+        return 1

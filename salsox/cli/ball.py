@@ -1,0 +1,49 @@
+"""The `ball` subcommand: credible ball around an estimate."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import (
+    _add_draws,
+    _add_jobs,
+    _add_loss,
+    _add_search,
+    _estimate_or_labels,
+    _load_draws,
+    _probability,
+    _write_report,
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..uncertainty.credible_ball import credible_ball
+
+    draws = _load_draws(args)
+    labels, _ = _estimate_or_labels(args, draws)
+    ball = credible_ball(labels, draws, args.distance, args.level, n_jobs=args.jobs)
+    _write_report(ball, args)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Add the subcommand to ``sub`` (the parser's subparsers)."""
+    p = sub.add_parser(
+        "ball",
+        aliases=["credible-ball"],
+        help="credible ball around an estimate",
+        description="Credible ball (Wade & Ghahramani 2018) around --labels or a fresh estimate.",
+    )
+    _add_draws(p)
+    p.add_argument("--labels", help="labels file of the centre (default: run the search first)")
+    p.add_argument(
+        "--distance", choices=("VI", "binder"), default="VI", help="distance between partitions (default VI)"
+    )
+    p.add_argument("--level", type=_probability, default=0.95, help="posterior probability (default 0.95)")
+    _add_loss(p)
+    _add_search(p)
+    _add_jobs(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--out", "-o")
+    p.set_defaults(handler=run)

@@ -1,0 +1,96 @@
+"""The `chips` subcommand: the CHIPS sub-partition (or path) of the draws, and its completion."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Dict
+
+import numpy as np
+
+from .common import (
+    _add_draws,
+    _add_jobs,
+    _add_loss,
+    _estimate_dict,
+    _jsonable,
+    _load_draws,
+    _positive_int,
+    _resolve_loss,
+    _write,
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    """CHIPS sub-partition (or path) of the draws; single mode completes it with SALSO."""
+    from ..uncertainty.chips import Unallocated, chips
+
+    draws = _load_draws(args)
+    res = chips(
+        draws, args.threshold, n_runs=args.runs, path=True if args.path else None, n_jobs=args.jobs,
+        seed=args.seed, complete=False if args.no_complete else None, loss=_resolve_loss(args),
+        max_clusters=args.max_clusters,
+    )
+    if res.mode == "path":
+        rows = [
+            {"n_items": int(k), "probability": float(p), "labels": lab.tolist()}
+            for k, p, lab in zip(np.atleast_1d(res.n_items), np.atleast_1d(res.probability), res.labels)
+        ]
+        if args.json:
+            payload: Dict[str, Any] = {"mode": "path", "auc": res.auc, "path": rows, "seed": res.info["seed"]}
+            _write(json.dumps(_jsonable(payload)), args.out)
+        else:
+            lines = ["n_items,probability"] + [f"{r['n_items']},{r['probability']:.10g}" for r in rows]
+            _write("\n".join(lines), args.out)
+        return 0
+    u = res.unallocated
+    assert isinstance(u, Unallocated)  # single mode
+    completed = res.completed
+    if args.json:
+        payload = {
+            "mode": "single",
+            "labels": res.labels,
+            "n_items": res.n_items,
+            "probability": res.probability,
+            "threshold": res.threshold_used,
+            "unallocated": {"items": u.items, "counts": u.counts, "q": u.q},
+            "cluster_probability": res.cluster_probability,
+            "completed": None if completed is None else _estimate_dict(completed, False),
+            "seed": res.info["seed"],
+        }
+        _write(json.dumps(_jsonable(payload)), args.out)
+        return 0
+    sys.stderr.write(
+        f"salsox: {res.n_items} of {len(res.labels)} items allocated, probability {res.probability:.6g}\n"
+    )
+    # One line per item: CHIPS label (-1 unallocated) and, when completed, the full partition's label.
+    cols = [res.labels] if completed is None else [res.labels, completed.labels]
+    _write("\n".join(",".join(str(int(c[i])) for c in cols) for i in range(len(res.labels))), args.out)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Add the subcommand to ``sub`` (the parser's subparsers)."""
+    p = sub.add_parser(
+        "chips",
+        help="high-probability sub-partition (CHIPS) and its completion",
+        description=(
+            "CHIPS (Page, Barrientos, Dahl & Dunson 2025): the largest sub-partition with probability >= "
+            "--threshold, completed by SALSO under --loss; prints one line per item: its CHIPS label (-1 "
+            "unallocated) and its label in the completed partition. --threshold 0 (default) prints the "
+            "path: n_items,probability per row."
+        ),
+    )
+    _add_draws(p)
+    p.add_argument("--threshold", type=float, default=0.0, help="lowest probability, in [0, 1] (default 0: path)")
+    p.add_argument("--path", action="store_true", help="print the path even with --threshold > 0")
+    p.add_argument("--no-complete", action="store_true", help="do not complete the sub-partition by SALSO")
+    _add_loss(p)
+    p.add_argument("--max-clusters", type=_positive_int("--max-clusters"), default=None, help="cap for the completion")
+    p.add_argument("--runs", type=_positive_int("--runs"), default=64, help="CHIPS runs (default 64)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, reported in --json)")
+    _add_jobs(p)
+    p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    p.add_argument("--out", "-o", help="output file (default stdout)")
+    p.set_defaults(handler=run)

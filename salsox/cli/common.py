@@ -1,0 +1,368 @@
+"""What the subcommands share: the parser class, errors, common options, reading the draws,
+writing results, progress on stderr and plots to files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Sequence, TextIO
+
+import numpy as np
+
+from ..progress import fit_line
+from ..io.readers import HEADER_CHOICES as _HEADER_CHOICES
+from ..io.readers import InputError, escape_controls, read_labels, read_matrix, shown
+
+__all__ = ["CLIError", "read_labels", "read_matrix"]
+
+# A user-facing error: printed as one line, exit status 1. The readers' errors are the same
+# class, so a bad input file and a bad option read alike.
+CLIError = InputError
+
+_escape_controls = escape_controls
+_shown = shown
+
+# Highest --dpi: print quality is 300-600; a default-size figure at 1200 dpi is 7680 x 5760
+# pixels, and much more would exhaust memory in the renderer.
+_MAX_DPI = 1200
+
+# Values of SALSOX_DEBUG that turn tracebacks on (anything else, "0" included, leaves them off).
+_TRUTHY = frozenset({"1", "true", "yes", "on"})
+
+# Arguments naming files: echoed in messages with control characters escaped.
+_PATH_ARGS = ("draws", "labels", "data", "out", "plot")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit status 2) instead of a usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        shown = _escape_controls(message, keep_whitespace=True)
+        sys.stderr.write(f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
+def _load_draws(args: argparse.Namespace) -> Any:
+    """The draws file as a validated :class:`salsox.Draws` (errors name the file)."""
+    from ..io import Draws
+
+    draws = read_matrix(args.draws, "draws", getattr(args, "key", None), getattr(args, "header", "auto"))
+    if draws.ndim != 2:
+        raise CLIError(f"draws must be a 2-D matrix (draws x items), got a {draws.ndim}-D array from {args.draws}")
+    try:
+        return Draws(draws)
+    except (ValueError, TypeError) as err:
+        raise CLIError(f"{args.draws}: {_error_message(err)}") from None
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        v = float(x)
+        return v if math.isfinite(v) else None
+    if x is None or isinstance(x, str):
+        return x
+    return repr(x)
+
+
+def _write(text: str, out: Optional[str]) -> None:
+    if out is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    try:
+        Path(out).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as err:
+        raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
+
+
+def _write_labels(labels: np.ndarray, out: Optional[str], one_based: bool) -> None:
+    values = np.asarray(labels, dtype=np.int64) + (1 if one_based else 0)
+    if out is not None and out.lower().endswith(".npy"):
+        try:
+            np.save(out, values)
+        except OSError as err:
+            raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
+        return
+    _write("\n".join(str(v) for v in values.tolist()), out)
+
+
+def _save_figure(fig: Any, path: str, dpi: int) -> None:
+    try:
+        fig.savefig(path, dpi=dpi)
+    except (OSError, ValueError) as err:
+        raise CLIError(f"cannot save the plot to {path}: {err}") from None
+    except MemoryError:  # the renderer's buffer (matplotlib reports "std::bad_alloc")
+        width, height = (int(v * dpi) for v in fig.get_size_inches())
+        raise CLIError(
+            f"cannot save the plot to {path}: not enough memory for a {width} x {height} pixel image "
+            f"at --dpi {dpi}; use a smaller --dpi"
+        ) from None
+
+
+class _Spinner:
+    """An indeterminate spinner with elapsed time, on a terminal only.
+
+    Used for `tune`, whose bisection runs many searches of unknown number: this shows that it
+    is alive rather than how far it is. It appears only after ``delay`` seconds, so quick
+    searches print nothing. (Searches themselves show a ProgressBar.)
+    """
+
+    def __init__(self, stream: TextIO, label: str, *, enabled: bool, delay: float = 0.5, interval: float = 0.1) -> None:
+        self.stream = stream
+        self.label = label
+        self.enabled = enabled
+        self.delay = delay
+        self.interval = interval
+        self.shown = False
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._start = 0.0
+
+    def __enter__(self) -> "_Spinner":
+        self._start = time.perf_counter()
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, name="salsox-spinner", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        frames = "|/-\\"
+        i = 0
+        if self._stop.wait(self.delay):
+            return
+        while not self._stop.is_set():
+            elapsed = time.perf_counter() - self._start
+            line = fit_line(f"{frames[i % 4]} {self.label}: {elapsed:6.1f} s elapsed", self.stream)
+            self.stream.write("\r" + line)
+            self.stream.flush()
+            self.shown = True
+            i += 1
+            self._stop.wait(self.interval)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def finish(self, message: str) -> None:
+        """Print the final line (only when the spinner was shown)."""
+        if self.shown:
+            self.stream.write(message + "\n")
+            self.stream.flush()
+
+
+def _progress_bar(args: argparse.Namespace, label: str) -> Optional[Any]:
+    """A search progress bar on stderr (runs done / total, best loss so far), on a terminal
+    and without --quiet only; it appears after half a second, so quick searches print nothing."""
+    if not _progress_enabled(args):
+        return None
+    from ..progress import ProgressBar
+
+    return ProgressBar(sys.stderr, label=label, delay=0.5)
+
+
+def _progress_enabled(args: argparse.Namespace) -> bool:
+    if getattr(args, "quiet", False):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _resolve_loss(args: argparse.Namespace) -> Any:
+    from ..losses import get_loss
+
+    return get_loss(args.loss, a=args.a, b=args.b)
+
+
+def _search(args: argparse.Namespace, draws: Any) -> Any:
+    from .. import search
+
+    loss = _resolve_loss(args)
+    options: Dict[str, Any] = dict(
+        max_clusters=args.max_clusters,
+        n_runs=args.runs,
+        n_jobs=args.jobs,
+        seed=args.seed,
+        seconds=args.seconds,
+    )
+    if args.max_zealous is not None:
+        options["max_zealous"] = args.max_zealous
+    bar = _progress_bar(args, f"salsox {loss.name}")
+    # Looked up at call time, so that salsox.search.salso can be replaced (tests do).
+    return search.salso(draws, loss, progress=bar, **options)
+
+
+def _estimate_dict(est: Any, one_based: bool) -> Dict[str, Any]:
+    return _jsonable(
+        {
+            "labels": (np.asarray(est.labels) + (1 if one_based else 0)).tolist(),
+            "n_clusters": est.n_clusters,
+            "sizes": est.sizes.tolist(),
+            "expected_loss": est.expected_loss,
+            "loss": est.loss.name,
+            "loss_params": est.loss.params,
+            "info": est.info,
+        }
+    )
+
+
+def _estimate_or_labels(args: argparse.Namespace, draws: Any) -> Any:
+    """Labels from --labels, or a fresh estimate; returns (labels, loss)."""
+    if args.labels is not None:
+        return read_labels(args.labels), _resolve_loss(args)
+    est = _search(args, draws)
+    return est.labels, est.loss
+
+
+def _plot_summary(summary: Any, path: str, kind: str, dpi: int, data: Optional[np.ndarray] = None) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: never open a window from the command line
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    if kind == "pairs":
+        if data is None:
+            raise CLIError("--kind pairs needs --data FILE (the n x p features of the items)")
+        fig = plots.plot_pairs(data, summary)
+    else:
+        functions: Dict[str, Callable[..., Any]] = {
+            "heatmap": plots.plot_heatmap,
+            "mds": plots.plot_mds,
+            "dendrogram": plots.plot_dendrogram,
+        }
+        draw = functions[kind]
+        fig = draw(summary).figure
+    try:
+        _save_figure(fig, path, dpi)
+    finally:
+        plt.close(fig)
+
+
+def _write_report(report: Any, args: argparse.Namespace) -> None:
+    """A Summary or CredibleBall: its to_dict() as JSON with --json, else its to_text()."""
+    _write(json.dumps(_jsonable(report.to_dict())) if args.json else report.to_text(), args.out)
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CLIError("--plot needs matplotlib: pip install 'salsox[plot]'") from None
+
+
+def _positive_int(name: str, maximum: Optional[int] = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{name} must be in [1, {maximum}], got {value}")
+        return value
+
+    return parse
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"level must be in (0, 1], got {value}")
+    return value
+
+
+def _add_draws(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "draws", metavar="DRAWS", help="draws file: .npy, .npz, .csv or .txt (H rows x n items); - for stdin"
+    )
+    p.add_argument("--key", help="array name inside a .npz file (default: 'draws', or its only array)")
+    p.add_argument(
+        "--header",
+        choices=_HEADER_CHOICES,
+        default="auto",
+        help="whether a text draws file starts with a header line (default auto: a line of column "
+        "names, or 0,1,...,n-1 as pandas writes)",
+    )
+
+
+def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
+    p.add_argument(
+        "--loss",
+        default=default,
+        help=f"loss name (default {default}): binder, VI, omARI, NVI, ID, NID, VI.lb, omARI.approx or a plugin's",
+    )
+    p.add_argument("--a", type=float, default=None, help="cost a of binder / VI (default 1)")
+    p.add_argument("--b", type=float, default=None, help="cost b of binder / VI (default 1)")
+
+
+def _add_search(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-clusters",
+        type=_positive_int("--max-clusters"),
+        default=None,
+        help="cap on the number of clusters (default: most clusters in any draw)",
+    )
+    p.add_argument("--runs", type=_positive_int("--runs"), default=16, help="independent runs (default 16)")
+    p.add_argument(
+        "--max-zealous", type=int, default=None, help="clusters tried per round of zealous updates (default 10)"
+    )
+    p.add_argument("--seconds", type=float, default=None, help="time budget: no run starts after it")
+    p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same estimate)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or spinner on stderr")
+
+
+def _add_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", "-j", type=int, default=None, help="threads (default: all cores)")
+
+
+def _add_plot(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plot", metavar="FILE", help="save a plot (e.g. heatmap.png; format from the extension)")
+    p.add_argument(
+        "--kind",
+        choices=("heatmap", "mds", "dendrogram", "pairs"),
+        default="heatmap",
+        help="what --plot draws (default heatmap)",
+    )
+    p.add_argument(
+        "--dpi",
+        type=_positive_int("--dpi", _MAX_DPI),
+        default=100,
+        help=f"resolution of --plot, 1 to {_MAX_DPI} (default 100)",
+    )
+
+
+def _error_message(err: BaseException, paths: Sequence[str] = ()) -> str:
+    """One line: the file names in ``paths`` and any other control characters escaped."""
+    if isinstance(err, KeyError) and err.args:
+        text = str(err.args[0])
+    else:
+        text = str(err) or type(err).__name__
+    for path in sorted(paths, key=len, reverse=True):
+        if path and _shown(path) != path:
+            text = text.replace(path, _shown(path))  # a newline in a name is shown, not folded
+    return " ".join(_escape_controls(text, keep_whitespace=True).split())  # one line

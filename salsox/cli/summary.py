@@ -1,0 +1,54 @@
+"""The `summary` subcommand: per-cluster summary of an estimate, with plots."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import (
+    _add_draws,
+    _add_jobs,
+    _add_loss,
+    _add_plot,
+    _add_search,
+    _estimate_or_labels,
+    _load_draws,
+    _plot_summary,
+    _require_matplotlib,
+    _write_report,
+    read_matrix,
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..summaries import summarize
+
+    if args.plot is not None:
+        _require_matplotlib()
+    draws = _load_draws(args)
+    data = read_matrix(args.data, "data") if getattr(args, "data", None) else None
+    labels, loss = _estimate_or_labels(args, draws)
+    summary = summarize(labels, draws, loss, n_jobs=args.jobs)
+    if args.plot is not None:
+        _plot_summary(summary, args.plot, args.kind, args.dpi, data)
+    _write_report(summary, args)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Add the subcommand to ``sub`` (the parser's subparsers)."""
+    p = sub.add_parser(
+        "summary",
+        help="per-cluster summary of an estimate, with plots",
+        description="Summarise --labels (or a fresh estimate) against the draws.",
+    )
+    _add_draws(p)
+    p.add_argument("--labels", help="labels file to summarise (default: run the search first)")
+    _add_loss(p)
+    _add_search(p)
+    _add_jobs(p)
+    _add_plot(p)
+    p.add_argument("--data", help="features of the items (n x p), for --kind pairs")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--out", "-o", help="write the report to this file")
+    p.set_defaults(handler=run)

@@ -1,0 +1,91 @@
+"""What every engine route offers, and the memory checks they share."""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any, Dict
+
+import numpy as np
+
+from .. import _core
+from ..io import Draws
+
+__all__ = ["Route", "check_square_memory", "psm_matrix"]
+
+# Largest n x n matrix built without an explicit request (bytes).
+PSM_MEMORY_LIMIT = 8 * 2**30
+
+
+def check_square_memory(n: int, what: str) -> None:
+    """Refuse an n x n float64 matrix beyond :data:`PSM_MEMORY_LIMIT`."""
+    need = 8 * n * n
+    if need > PSM_MEMORY_LIMIT:
+        raise MemoryError(
+            f"{what} needs an {n} x {n} matrix ({need / 2**30:.1f} GiB), more than the "
+            f"{PSM_MEMORY_LIMIT / 2**30:.0f} GiB salsox builds without being asked; use a "
+            "count-based loss (e.g. 'VI' or 'binder'), which never builds it"
+        )
+
+
+def psm_matrix(draws: Draws, n_jobs: int) -> np.ndarray:
+    """The posterior similarity matrix of ``draws`` (n x n float64)."""
+    check_square_memory(draws.n_items, "psm")
+    co = _core.coclustering(draws._core, n_jobs)
+    return co / float(draws.n_draws)
+
+
+@dataclasses.dataclass
+class Route(abc.ABC):
+    """One kind of loss bound to the C++ engine, for one truth (draws or a PSM).
+
+    A loss's ``_route(truth, engine)`` returns one; ``salso``, ``dlso``, ``partition_loss``,
+    the summaries and the Dask runner call only these methods, whatever the kind of loss.
+    Losses come back in the loss's own scale; ``search`` returns the engine's raw dict, whose
+    losses are in engine units (multiply by :attr:`scale`).
+    """
+
+    #: The engine's name, reported as ``Estimate.info["engine"]``.
+    engine = ""
+
+    @property
+    def scale(self) -> float:
+        """Engine losses times this are the loss's own values."""
+        return 1.0
+
+    @abc.abstractmethod
+    def memory_bytes(self, threads: int, max_clusters: int) -> int:
+        """Bytes a search on ``threads`` threads with at most ``max_clusters`` clusters allocates."""
+
+    @abc.abstractmethod
+    def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
+        """Why a search needing ``need`` bytes is refused under ``limit``."""
+
+    def check_memory(self, threads: int, max_clusters: int, limit: int) -> None:
+        """MemoryError, up front, when the search would allocate more than ``limit`` bytes."""
+        need = self.memory_bytes(threads, max_clusters)
+        if need > limit:
+            raise MemoryError(self.memory_message(need, threads, max_clusters, limit))
+
+    @abc.abstractmethod
+    def search(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        """One engine call of the SALSO search; ``options`` are the engine's keyword arguments."""
+
+    @abc.abstractmethod
+    def losses(self, estimates: np.ndarray, n_jobs: int) -> np.ndarray:
+        """Expected loss of each canonical int32 row of ``estimates``."""
+
+    # What Dask ships: the payload is scattered to the workers once, the route without it goes
+    # with every task and is bound to the worker's copy there.
+
+    def check_shippable(self) -> None:
+        """Raise if this route cannot run on a Dask cluster (all but the callback route can)."""
+        return None
+
+    @abc.abstractmethod
+    def payload(self, n_jobs: int) -> Any:
+        """The data the engine searches (built on first use)."""
+
+    @abc.abstractmethod
+    def with_payload(self, payload: Any) -> "Route":
+        """This route searching ``payload`` (a copy; None drops it, for shipping)."""

@@ -1,0 +1,11 @@
+"""Inputs: posterior draws (:class:`Draws`), similarity matrices (:class:`PSM`), draws from
+xarray / ArviZ, and the file readers of the command line.
+
+Layer 1: imports only the compiled core and :mod:`salsox._validation`.
+"""
+
+from .draws import Draws, as_draws
+from .foreign import convert_foreign, from_arviz, from_xarray
+from .psm import PSM
+
+__all__ = ["Draws", "as_draws", "PSM", "convert_foreign", "from_arviz", "from_xarray"]

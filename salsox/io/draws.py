@@ -1,0 +1,140 @@
+"""Posterior draws of a partition, validated once and held compactly by the C++ engine."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Union
+
+import numpy as np
+
+from .. import _core
+from .._validation import as_integer_array
+from .foreign import convert_foreign
+
+__all__ = ["Draws", "as_draws"]
+
+# Label dtypes the engine reads directly (narrow ones are never widened in a copy).
+_ENGINE_DTYPES = tuple(
+    np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.int64)
+)
+
+
+class Draws:
+    """H posterior draws of a clustering of n items.
+
+    Parameters
+    ----------
+    draws : array-like of shape (H, n)
+        Cluster labels, one row per draw. Any integer labels (starting at 1, with gaps,
+        negative, beyond 65,535), any integer dtype or integral floats (object arrays are
+        checked the same way), any layout (C or Fortran order, strided or reversed views,
+        memory maps) and byte order, numpy arrays, pandas DataFrames or nested lists: the
+        labels are read exactly, never narrowed. The input is never modified. An
+        ``xarray.DataArray`` with dimensions (chain, draw, item), or an ArviZ
+        ``(InferenceData, "variable")`` pair, is accepted too (chains stacked; see
+        :func:`salsox.from_arviz`).
+
+    Each draw is relabelled internally to 0..k-1 and stored item-major with 8-bit labels when
+    every draw has at most 256 clusters, 16-bit otherwise. Build a ``Draws`` once and pass it
+    to several calls to avoid validating the same matrix again.
+
+    Attributes
+    ----------
+    n_items, n_draws : int
+    max_clusters : int
+        The largest number of clusters in any draw.
+    label_bits : int
+        8 or 16.
+    nbytes : int
+        Memory held by the compact labels.
+    """
+
+    def __init__(self, draws: Any) -> None:
+        self._core: _core.CompactDraws
+        if isinstance(draws, Draws):
+            self._core = draws._core
+            return
+        draws = convert_foreign(draws)  # xarray DataArray / ArviZ InferenceData (optional)
+        arr = as_integer_array(draws, "draws")
+        if arr.ndim == 1:
+            raise ValueError(
+                "draws must be 2-D (H draws x n items); for a single partition use "
+                "np.asarray(labels).reshape(1, -1)"
+            )
+        if arr.ndim != 2:
+            raise ValueError(f"draws must be 2-D (H draws x n items), got a {arr.ndim}-D array")
+        if arr.shape[0] == 0:
+            raise ValueError("draws has no draws (H = 0)")
+        if arr.shape[1] == 0:
+            raise ValueError("draws has no items (n = 0)")
+        if arr.dtype not in _ENGINE_DTYPES:
+            arr = arr.astype(np.int64)
+        # The engine reads the buffer as is: hand it C-contiguous, native-order integers
+        # (as_integer_array made the byte order native), whatever the input's layout.
+        arr = np.ascontiguousarray(arr)
+        try:
+            self._core = _core.CompactDraws(arr)
+        except ValueError as err:
+            raise ValueError(f"draws: {err}") from None
+
+    @property
+    def n_items(self) -> int:
+        return int(self._core.n)
+
+    @property
+    def n_draws(self) -> int:
+        return int(self._core.H)
+
+    @property
+    def max_clusters(self) -> int:
+        return int(self._core.kmax)
+
+    @property
+    def label_bits(self) -> int:
+        return int(self._core.label_bits)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._core.nbytes)
+
+    @property
+    def clusters_per_draw(self) -> np.ndarray:
+        """Number of clusters in each draw."""
+        return np.asarray(self._core.clusters_per_draw)
+
+    def draw(self, h: int) -> np.ndarray:
+        """Draw ``h`` (0 <= h < n_draws) relabelled 0..k-1."""
+        # An integer only: True, 1.7 or "1" are mistakes, not indices.
+        if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral):
+            raise TypeError(f"draw index h must be an integer, got {type(h).__name__}")
+        index = int(h)
+        if not 0 <= index < self.n_draws:
+            raise IndexError(f"draw index h must be in [0, {self.n_draws}), got {index}")
+        return np.asarray(self._core.draw(index))
+
+    def labels_matrix(self) -> np.ndarray:
+        """The H x n relabelled draws, in the stored 8- or 16-bit width."""
+        return np.asarray(self._core.labels_matrix())
+
+    def __reduce__(self):
+        # Pickles (e.g. to Dask workers) as the compact relabelled matrix.
+        return (Draws, (self.labels_matrix(),))
+
+    def __len__(self) -> int:
+        return self.n_draws
+
+    def __repr__(self) -> str:
+        return (
+            f"Draws(n_draws={self.n_draws}, n_items={self.n_items}, "
+            f"max_clusters={self.max_clusters}, label_bits={self.label_bits})"
+        )
+
+
+DrawsLike = Union[Draws, np.ndarray, Any]
+
+
+def as_draws(draws: DrawsLike) -> Draws:
+    """``draws`` as a :class:`Draws` (returned unchanged when it already is one)."""
+    if isinstance(draws, Draws):
+        return draws
+    return Draws(draws)

@@ -1,0 +1,49 @@
+"""The PSM container: a posterior similarity matrix, marked so it is never mistaken for draws."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PSM"]
+
+
+class PSM:
+    """A posterior similarity matrix, marked as such so it is never mistaken for draws.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (n, n)
+        Symmetric, entries in [0, 1], ones on the diagonal.
+    """
+
+    matrix: np.ndarray
+
+    def __init__(self, matrix: Any) -> None:
+        if isinstance(matrix, PSM):
+            self.matrix = matrix.matrix
+            return
+        try:
+            m = np.asarray(matrix, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("psm must be a numeric n x n matrix") from None
+        if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] == 0:
+            raise ValueError(f"psm must be a non-empty square matrix, got shape {m.shape}")
+        if not np.all(np.isfinite(m)):
+            raise ValueError("psm contains NaN or infinite values")
+        if np.any(m < 0) or np.any(m > 1):
+            raise ValueError("psm entries must lie in [0, 1]")
+        if not np.allclose(m, m.T, rtol=0, atol=1e-12):
+            raise ValueError("psm must be symmetric")
+        if not np.allclose(np.diag(m), 1.0, rtol=0, atol=1e-12):
+            raise ValueError("psm must have ones on its diagonal")
+        self.matrix = np.ascontiguousarray(m)
+        self.matrix.setflags(write=False)
+
+    @property
+    def n_items(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def __repr__(self) -> str:
+        return f"PSM(n_items={self.n_items})"

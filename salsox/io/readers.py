@@ -1,0 +1,266 @@
+"""File readers of the command line: numeric matrices and labels from .npy, .npz and text.
+
+Errors are :class:`InputError`: one line naming the file (and the line and field for text),
+which the command line prints as is.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+import zipfile
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+
+__all__ = ["InputError", "read_matrix", "read_labels", "escape_controls", "shown"]
+
+# Draws file extensions read as text; anything else that is not .npy/.npz is tried as text too.
+_TEXT_SUFFIXES = (".csv", ".txt", ".tsv", ".dat")
+
+
+class InputError(Exception):
+    """An input file that cannot be read as asked: a user-facing, one-line message."""
+
+
+def _escape_controls(text: str, *, keep_whitespace: bool) -> str:
+    """``text`` with control and format characters (ESC, BEL, bidi overrides, ...) escaped as
+    Python writes them (``\\x1b``), so that a file name cannot drive the terminal."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and not (keep_whitespace and ch in " \t\n\r"):
+            out.append(ascii(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _shown(path: str) -> str:
+    """A file name as printed in messages: control characters escaped."""
+    return _escape_controls(path, keep_whitespace=False)
+
+
+def read_matrix(path: str, what: str = "draws", key: Optional[str] = None, header: str = "auto") -> np.ndarray:
+    """A numeric matrix from .npy, .npz (``key``, default "draws"), or text (.csv, .txt, ...).
+
+    Text files: comma-, tab- or whitespace-separated numbers, one row per line; a UTF-8
+    byte-order mark is ignored; blank lines and lines starting with ``#`` are skipped. With
+    ``header="auto"`` the first line is a header when it names the columns (every field is a
+    name: neither a number nor a missing value such as ``NA``), or when it is exactly
+    ``0,1,...,w-1`` (w >= 2) above further lines, as ``pandas.DataFrame.to_csv(index=False)``
+    writes (a note on stderr says so). A header starting with an empty field, as R's
+    ``write.csv`` and pandas' ``to_csv()`` with its index write, also drops the first column of
+    row names. ``header="yes"``/``"no"`` force the choice. Any other non-number in a line, and
+    a non-integral value when ``what`` is not ``"data"``, is an error naming the line and
+    field. ``-`` reads text from standard input.
+
+    Raises
+    ------
+    InputError
+        One-line messages naming the file (and line and field for text).
+    """
+    if path == "-":
+        return _parse_text(sys.stdin.read(), "<stdin>", what, ",", header)
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{what} file not found: {path}")
+    if p.is_dir():
+        raise InputError(f"{what} path is a directory, not a file: {path}")
+    try:
+        size = p.stat().st_size
+    except OSError as err:
+        raise InputError(f"cannot read {what} file {path}: {err.strerror or err}") from None
+    if size == 0:
+        raise InputError(f"{what} file is empty: {path}")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".npy":
+            with open(p, "rb") as fh:
+                if fh.read(6) != b"\x93NUMPY":
+                    raise InputError(f"{path} is not a .npy file (no NumPy header)")
+            try:
+                arr = np.load(p, allow_pickle=False)
+            except ValueError as err:
+                if "pickle" in str(err):
+                    raise InputError(f"{path} holds Python objects, not numbers; save a numeric array") from None
+                raise InputError(f"{path} is not a valid .npy file (truncated or corrupt: {err})") from None
+            except EOFError:
+                raise InputError(f"{path} is not a valid .npy file (truncated)") from None
+            return _numeric(arr, path, what)
+        if suffix == ".npz":
+            return _read_npz(p, path, what, key)
+        try:
+            text = p.read_text(encoding="utf-8-sig")  # -sig: a byte-order mark is dropped
+        except UnicodeDecodeError:
+            raise InputError(
+                f"{path} is not a text file; {what} must be .npy, .npz, .csv or .txt"
+            ) from None
+    except PermissionError:
+        raise InputError(f"permission denied reading {what} file: {path}") from None
+    delimiter = "\t" if suffix == ".tsv" else ("," if suffix == ".csv" else None)
+    return _parse_text(text, path, what, delimiter, header)
+
+
+def _read_npz(p: Path, path: str, what: str, key: Optional[str]) -> np.ndarray:
+    try:
+        with np.load(p, allow_pickle=False) as npz:
+            keys = list(npz.keys())
+            if not keys:
+                raise InputError(f"{what} file has no arrays: {path}")
+            if key is None:
+                key = "draws" if "draws" in keys else (keys[0] if len(keys) == 1 else None)
+                if key is None:
+                    raise InputError(f"{path} holds arrays {keys}; choose one with --key")
+            if key not in keys:
+                raise InputError(f"{path} has no array {key!r}; it holds {keys}")
+            arr = npz[key]
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile) as err:
+        if isinstance(err, InputError):
+            raise
+        raise InputError(f"{path} is not a valid .npz file ({err})") from None
+    return _numeric(arr, path, what)
+
+
+def _numeric(arr: np.ndarray, path: str, what: str) -> np.ndarray:
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"{path} holds non-numeric data (dtype {arr.dtype}); {what} must be numbers")
+    if arr.size == 0:
+        raise InputError(f"{what} file holds an empty array: {path}")
+    return arr
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+# Spellings of a missing value: never a column name, always an error in a data line.
+_MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "nil", "missing", "."})
+
+_HEADER_CHOICES = ("auto", "yes", "no")
+
+
+def _split(line: str, delimiter: Optional[str]) -> List[str]:
+    parts = line.split(delimiter) if delimiter else line.split()
+    return [f.strip().strip('"').strip("'") for f in parts]
+
+
+def _is_name(field: str) -> bool:
+    """A column name: not a number and not a spelling of a missing value."""
+    return not _is_number(field) and field.lower() not in _MISSING
+
+
+def _header_kind(fields: List[str]) -> Optional[str]:
+    """Whether the first line is a header: "names", "numbers" (0..w-1), or None (data).
+
+    A leading empty field (R's ``write.csv`` and pandas' index column) is a row-name column.
+    """
+    rest = fields[1:] if fields and fields[0] == "" and len(fields) > 1 else fields
+    if rest and all(_is_name(f) for f in rest):
+        return "names"
+    if len(rest) >= 2 and rest == [str(j) for j in range(len(rest))]:
+        return "numbers"  # pandas' default column names, 0..w-1
+    return None
+
+
+def _parse_text(
+    text: str, path: str, what: str, delimiter: Optional[str], header: str = "auto"
+) -> np.ndarray:
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a UTF-8 byte-order mark, as spreadsheets write: not part of the data
+    rows = [
+        (number, line)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not rows:
+        raise InputError(f"{what} file is empty: {path}")
+    if delimiter is None:
+        first = rows[0][1]
+        delimiter = "," if "," in first else ("\t" if "\t" in first else None)
+    first_fields = _split(rows[0][1], delimiter)
+    kind = _header_kind(first_fields)
+    if header == "yes":
+        has_header = True
+    elif header == "no":
+        has_header = False
+    else:
+        # A numeric 0..w-1 line is a header only above data (pandas' to_csv(index=False));
+        # it could also be a draw of w singletons, hence the note and --header no.
+        has_header = kind == "names" or (kind == "numbers" and len(rows) > 1)
+        if has_header and kind == "numbers" and first_fields[0] != "":
+            sys.stderr.write(
+                f"salsox: note: {_shown(path)}: line {rows[0][0]} (0, 1, ..., {len(first_fields) - 1}) is read as "
+                "a header of column numbers, as pandas writes; use --header no to read it as data\n"
+            )
+    drop_first_column = False
+    if has_header:
+        if len(rows) == 1:
+            raise InputError(f"{path}: only a header line (line {rows[0][0]}), no {what}")
+        drop_first_column = first_fields[0] == "" and len(first_fields) > 1  # a row-name column
+        rows = rows[1:]
+    integers = what != "data"  # labels must be integers; features (--data) may be any number
+    width: Optional[int] = None
+    out = []
+    for number, line in rows:
+        fields = _split(line, delimiter)
+        if drop_first_column:
+            fields = fields[1:]
+        if width is None:
+            width = len(fields)
+        elif len(fields) != width:
+            raise InputError(
+                f"{path}: line {number} has {len(fields)} fields, expected {width} like the first row "
+                "(ragged rows)"
+            )
+        out.append(_parse_row(fields, path, number, integers))
+    matrix = np.vstack(out)
+    if matrix.shape[1] == 0:
+        raise InputError(f"{what} file has no columns: {path}")
+    return matrix
+
+
+def _parse_row(fields: List[str], path: str, number: int, integers: bool) -> np.ndarray:
+    """One data line as numbers; an error naming the line and field otherwise."""
+    try:  # integers exactly (labels beyond 2**53 must not collapse in float64)
+        return np.array([int(f) for f in fields], dtype=np.int64)
+    except (ValueError, OverflowError):
+        pass
+    for j, f in enumerate(fields, start=1):
+        if not _is_number(f):
+            hint = " (a missing value)" if f.lower() in _MISSING else ""
+            raise InputError(f"{path}: line {number}, field {j}: {f!r} is not a number{hint}")
+    row = np.array(fields, dtype=np.float64)
+    if integers:
+        bad = np.flatnonzero(~np.isfinite(row) | (row != np.round(row)))
+        if bad.size:
+            j = int(bad[0])
+            if not np.isfinite(row[j]):
+                raise InputError(f"{path}: line {number}, field {j + 1}: {fields[j]!r} is not a finite number")
+            raise InputError(
+                f"{path}: line {number}, field {j + 1}: {fields[j]!r} is a non-integral value; labels must be integers"
+            )
+    return row
+
+
+def read_labels(path: str, key: Optional[str] = None, *, several: bool = False) -> np.ndarray:
+    """One partition (a row or a column of labels), or several rows when ``several``."""
+    arr = read_matrix(path, "labels", key)
+    if arr.ndim == 1:
+        return arr
+    if arr.ndim == 2 and (arr.shape[0] == 1 or arr.shape[1] == 1):
+        return arr.ravel()
+    if several and arr.ndim == 2:
+        return arr
+    raise InputError(f"labels file {path} must hold one partition (one row or one column), got shape {arr.shape}")
+
+
+HEADER_CHOICES = _HEADER_CHOICES
+
+# Public names for the command line, which escapes its own messages the same way.
+escape_controls = _escape_controls
+shown = _shown

@@ -1,0 +1,91 @@
+"""The loss hierarchy's roots: every loss binds itself to the engine through ``_route``."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Dict, Optional
+
+from .. import _core
+from ..engine import CountsRoute, PSMRoute, Route
+from ..io import PSM
+
+__all__ = ["Loss", "CountLoss", "PSMLoss"]
+
+
+# An ABC without abstract methods on purpose: the families below each declare their own
+# (CountLoss._count_loss, ContingencyLoss.loss in salsox.plugins; PSM losses only name an
+# engine kind), and there is no method every loss must implement. ABCMeta is kept so those
+# abstract methods are enforced in subclasses and Loss.register stays available.
+class Loss(abc.ABC):  # noqa: B024
+    """Base class of all losses. ``name`` is the string that selects the loss."""
+
+    name: str = ""
+
+    @property
+    def params(self) -> Dict[str, float]:
+        """The loss's parameters (for reports)."""
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Loss) and type(self) is type(other) and self.params == other.params
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.params.items()))))
+
+    @property
+    def _scale(self) -> float:
+        """The loss's values are the engine's times this (see Binder/VI)."""
+        return 1.0
+
+    #: Whether a PSM alone determines the loss (PSM-based losses and Binder).
+    _accepts_psm = False
+
+    def _route(self, truth: Any, engine: Optional[str] = None) -> Route:
+        """How this loss is computed and searched on ``truth`` (Draws or PSM): the engine
+        route that ``salso``, ``dlso``, ``partition_loss``, the summaries and Dask all call.
+        ``engine`` is salso's choice of engine, where the loss has several."""
+        _needs_draws(self, truth)
+        if engine is not None:
+            raise ValueError(f"engine applies to built-in count-based losses, not to {self.name!r}")
+        raise TypeError(f"loss {self!r} is neither a count-based, PSM-based nor a salsox.plugins.ContingencyLoss")
+
+
+def _needs_draws(loss: Loss, truth: Any) -> None:
+    if isinstance(truth, PSM):
+        raise ValueError(f"loss {loss.name!r} needs draws, not a PSM")
+
+
+def _check_engine(engine: Optional[str], binder: bool) -> None:
+    if engine is not None:
+        if engine not in ("counts", "coclustering"):
+            raise ValueError(f"engine must be 'counts' or 'coclustering', got {engine!r}")
+        if engine == "coclustering" and not binder:
+            raise ValueError("engine='coclustering' is available for the binder loss only")
+
+
+class CountLoss(Loss):
+    """A loss computed from the contingency table between a draw and the estimate."""
+
+    @abc.abstractmethod
+    def _count_loss(self, n: int) -> "_core.CountLoss":
+        """The engine's tabulated form of this loss for n items."""
+
+    def _route(self, truth: Any, engine: Optional[str] = None) -> Route:
+        _needs_draws(self, truth)
+        _check_engine(engine, binder=False)
+        return CountsRoute(truth, self._count_loss, self._scale)
+
+
+class PSMLoss(Loss):
+    """A loss computed from the posterior similarity matrix (PSM) alone."""
+
+    _kind: str = ""
+    _accepts_psm = True
+
+    def _route(self, truth: Any, engine: Optional[str] = None) -> Route:
+        # engine= names count engines: a PSM loss has one engine and ignores it.
+        return PSMRoute(truth, self._kind)

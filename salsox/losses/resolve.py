@@ -1,0 +1,42 @@
+"""Names to losses: built-ins first, then the plugin registry."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+from ..registry import registry
+from .base import Loss
+from .builtin import BUILTIN_LOSSES, _Costs
+
+__all__ = ["get_loss", "LossLike"]
+
+LossLike = Union[str, Loss]
+
+
+def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None) -> Loss:
+    """Resolve ``loss`` (a name or a :class:`Loss`) to a :class:`Loss` instance.
+
+    ``a`` and ``b`` apply to names of losses with costs (``"binder"``, ``"VI"``).
+    """
+    if isinstance(loss, Loss):
+        if a is not None or b is not None:
+            raise ValueError("a and b can only be given with a loss name, not a Loss instance")
+        return loss
+    if isinstance(loss, type) and issubclass(loss, Loss):
+        return get_loss(loss.name, a=a, b=b) if loss.name.lower() in BUILTIN_LOSSES else loss()
+    if not isinstance(loss, str):
+        raise TypeError(f"loss must be a loss name or a salsox.losses.Loss, got {type(loss).__name__}")
+    cls = BUILTIN_LOSSES.get(loss.lower())
+    if cls is None:
+        plugin = registry().find_loss(loss)
+        if plugin is not None:
+            if a is not None or b is not None:
+                return plugin.factory(**{k: v for k, v in (("a", a), ("b", b)) if v is not None})
+            return plugin.factory()
+        known = ", ".join(sorted({c.name for c in BUILTIN_LOSSES.values()} | set(registry().loss_names())))
+        raise ValueError(f"unknown loss {loss!r}; choose one of: {known}")
+    if issubclass(cls, _Costs):
+        return cls(a=1.0 if a is None else a, b=1.0 if b is None else b)
+    if a is not None or b is not None:
+        raise ValueError(f"loss {cls.name!r} has no costs a and b")
+    return cls()

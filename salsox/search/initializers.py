@@ -1,0 +1,133 @@
+"""Initialisers: starting partitions for the runs, from plugins or functions.
+
+``salso(draws, initializer="psm-hclust")`` calls a registered :class:`Initializer`, one given
+directly, or a bare function ``f(draws, max_clusters, rng) -> labels``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional, Tuple, Union
+
+import numpy as np
+
+from .. import _core
+from .._validation import relabel_rows
+from ..io import Draws
+from ..registry import PluginError, declare_initializers, registry
+
+__all__ = ["Initializer", "InitializerLike", "get_initializer", "initial_partitions"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Initializer:
+    """A named initialiser: ``function(draws, max_clusters, rng) -> labels``.
+
+    ``draws`` is the H x n int32 matrix of draws relabelled 0..k-1 (read-only), ``rng`` a
+    ``numpy.random.Generator`` seeded from the search's seed and the run index, so results do
+    not depend on ``n_jobs``. The function returns n integer labels with at most
+    ``max_clusters`` distinct values (any values; they are relabelled). Set
+    ``deterministic=True`` when the result ignores ``rng``: it is then computed once per search
+    rather than once per run.
+    """
+
+    name: str
+    function: Callable[[np.ndarray, int, np.random.Generator], Any]
+    description: str = ""
+    deterministic: bool = False
+
+
+# Plugins provide Initializer objects.
+declare_initializers(Initializer)
+
+
+InitializerLike = Union[str, Initializer, Callable[[np.ndarray, int, np.random.Generator], Any]]
+
+
+def get_initializer(initializer: InitializerLike) -> Initializer:
+    """Resolve a registered initialiser name, an :class:`Initializer` or a bare function."""
+    if isinstance(initializer, Initializer):
+        return initializer
+    if isinstance(initializer, str):
+        info = registry().find_initializer(initializer)
+        if info is None:
+            known = ", ".join(sorted(registry().initializer_names())) or "none registered"
+            raise ValueError(f"unknown initializer {initializer!r}; choose one of: {known}")
+        return info.factory()
+    if callable(initializer):
+        return Initializer(getattr(initializer, "__name__", "<function>"), initializer)
+    raise TypeError(
+        f"initializer must be a registered name, a salsox.plugins.Initializer or a function, "
+        f"got {type(initializer).__name__}"
+    )
+
+
+def _initializer_label(init: Initializer) -> str:
+    try:
+        info = registry().find_initializer(init.name) if init.name else None
+    except PluginError:  # its name is in conflict: label it by name alone
+        info = None
+    if info is not None and info.factory() is init and info.source != "runtime":
+        return f"initializer plugin {init.name!r} (from {info.source}, plugin {info.plugin!r})"
+    return f"initializer plugin {init.name!r}"
+
+
+def _call_initializer(init: Initializer, draws: np.ndarray, max_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """One starting partition, validated and relabelled 0..q-1."""
+    n = draws.shape[1]
+    try:
+        raw = init.function(draws, max_clusters, rng)
+        labels = np.asarray(raw)
+    except Exception as err:
+        raise PluginError(f"{_initializer_label(init)} raised {type(err).__name__}: {err}") from err
+    if labels.shape != (n,):
+        raise PluginError(f"{_initializer_label(init)} returned shape {labels.shape}, expected ({n},)")
+    if labels.dtype.kind not in "iu":
+        raise PluginError(f"{_initializer_label(init)} returned dtype {labels.dtype}; labels must be integers")
+    canonical = relabel_rows(labels.astype(np.int64, copy=False)[None, :])[0]
+    q = int(canonical.max()) + 1
+    if q > max_clusters:
+        raise PluginError(
+            f"{_initializer_label(init)} returned {q} clusters, more than max_clusters={max_clusters}"
+        )
+    return canonical
+
+
+def initial_partitions(
+    initializer: InitializerLike,
+    prob: float,
+    truth: Any,
+    max_clusters: int,
+    n_runs: int,
+    seed: int,
+) -> Tuple[np.ndarray, np.ndarray, str]:
+    """Starting partitions for the runs that use ``initializer``.
+
+    Run r uses it with probability ``prob`` (decided by the stream ``(seed, r, 1)``) and calls it
+    with ``Generator(PCG64(SeedSequence([seed, r])))``, so results do not depend on ``n_jobs``.
+
+    Returns
+    -------
+    initial : int32 (n_runs, n), used : uint8 (n_runs,), name : str
+    """
+    init = get_initializer(initializer)
+    if not isinstance(truth, Draws):
+        raise ValueError("an initializer needs draws, not a PSM")
+    draws = np.asarray(_core.draws_matrix(truth._core))
+    draws.setflags(write=False)
+    n = truth.n_items
+    if prob >= 1.0:
+        used = np.ones(n_runs, dtype=bool)
+    else:
+        # A stream of its own, so that the initialiser's stream does not depend on prob.
+        u = [np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, r, 1]))).random() for r in range(n_runs)]
+        used = np.array(u) < prob
+    initial = np.zeros((n_runs, n), dtype=np.int32)
+    first: Optional[np.ndarray] = None
+    for r in np.flatnonzero(used):
+        if init.deterministic and first is not None:
+            initial[r] = first
+            continue
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, int(r)])))
+        initial[r] = first = _call_initializer(init, draws, max_clusters, rng)
+    return initial, used.astype(np.uint8), init.name

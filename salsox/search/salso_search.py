@@ -1,0 +1,291 @@
+"""The SALSO search (Dahl, Johnson & Mueller 2022): :func:`salso`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, Optional, Union
+
+import numpy as np
+
+from .._validation import (
+    as_label_matrix,
+    check_int,
+    check_n_jobs,
+    check_probability,
+    check_seed,
+    max_threads,
+)
+from ..engine import Route
+from ..io import PSM, Draws
+from ..losses import Loss, get_loss
+from ..metrics import as_truth
+from ..progress import ProgressBar, ProgressCallback, engine_callback
+from ..progress import close as close_progress
+from .estimate import Estimate
+from .fixed import check_fixed, check_initial, n_fixed_clusters
+
+__all__ = ["salso"]
+
+# Count tables larger than this (bytes, per thread) are refused up front rather than risking an
+# out-of-memory kill; override with salso(..., memory_limit=...).
+DEFAULT_MEMORY_LIMIT = 16 * 2**30
+
+# More runs than this need a time budget (`seconds`).
+MAX_RUNS_WITHOUT_BUDGET = 1_000_000
+
+
+def salso(
+    draws: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    max_clusters: Optional[int] = None,
+    n_runs: int = 16,
+    max_zealous: int = 10,
+    prob_sequential: float = 0.5,
+    max_scans: Optional[int] = None,
+    seconds: Optional[float] = None,
+    n_jobs: Optional[int] = None,
+    seed: Optional[int] = None,
+    memory_limit: Optional[int] = None,
+    engine: Optional[str] = None,
+    initializer: Any = None,
+    prob_initializer: Optional[float] = None,
+    client: Any = None,
+    inner_jobs: Optional[int] = None,
+    progress: Union[None, bool, ProgressCallback] = None,
+    fixed: Any = None,
+    initial: Any = None,
+) -> Estimate:
+    """Partition estimate minimising the Monte Carlo expected loss, by the SALSO algorithm.
+
+    Parameters
+    ----------
+    draws : array-like (H, n), Draws, or PSM
+        Posterior draws of the partition (one row per draw, any integer labels). PSM-based
+        losses (``"VI.lb"``, ``"omARI.approx"``, and ``"binder"``) also accept a :class:`PSM`;
+        for them a bare float square 0/1 matrix, symmetric with ones on the diagonal (such as
+        ``np.eye(n)``), is refused as ambiguous: wrap it in :class:`PSM` or :class:`Draws`.
+    loss : str or Loss, default "VI"
+        The loss to minimise (see :mod:`salsox.losses`), e.g. ``"binder"``, ``VI(a=0.5)``.
+    max_clusters : int, optional
+        Cap on the number of clusters, never exceeded. Default: the largest number of clusters
+        in any draw (n for a PSM).
+    n_runs : int, default 16
+        Independent runs; the best is kept.
+    max_zealous : int, default 10
+        Clusters tried per round of zealous updates (0 disables them). A round in which an
+        update is accepted is followed by sweetening and a new round, until a round accepts
+        none, so ``info["zealous_attempts"]`` can exceed it.
+    prob_sequential : float, default 0.5
+        Probability that a run starts by sequential allocation rather than random labels.
+    max_scans : int, optional
+        Cap on sweetening scans per run (default: until a scan changes nothing).
+    seconds : float, optional
+        Time budget: no new run starts when it would be exceeded (at least one run is done);
+        ``info["runs_done"]`` says how many ran.
+    n_jobs : int, optional
+        Threads; runs are spread over them (default: all cores).
+    seed : int, optional
+        Run r uses the random stream (seed, r): the same seed gives the same estimate for any
+        ``n_jobs`` (unless ``seconds`` stops runs early). Default: a fresh seed, reported in
+        ``info["seed"]``.
+    memory_limit : int, optional
+        Bytes the search may allocate for its tables (default 16 GiB); larger requests fail
+        up front with a MemoryError saying how much was needed.
+    engine : {"counts", "coclustering"}, optional
+        Binder only: count tables (O(H k) per move) or exact co-clustering counts (O(n) per
+        move, n x n memory). Default: chosen from n, H and k.
+    initializer : str, Initializer or callable, optional
+        Starting partitions from a plugin initialiser (a registered name such as
+        ``"psm-hclust"``, a :class:`salsox.plugins.Initializer`, or a function
+        ``f(draws, max_clusters, rng) -> labels``), called before the search with the draws
+        relabelled 0..k-1 and, for run r, ``Generator(PCG64(SeedSequence([seed, r])))``.
+    prob_initializer : float, optional
+        Probability that a run starts from ``initializer`` rather than from the built-in
+        initialisations (chosen by ``prob_sequential``). Default 1 when ``initializer`` is
+        given.
+    inner_jobs : int, optional
+        Threads inside each run, over draws (count-table engine, Binder/VI/decomposable
+        losses). Default: the threads left over when ``n_runs`` is smaller than ``n_jobs``,
+        if draws x max_clusters >= 2,000,000 (a parallel region per item costs a few
+        microseconds, worth it only for long passes). Results do not depend on it.
+    client : dask.distributed.Client, optional
+        Spread the runs over a Dask cluster (``pip install "salsox[dask]"``): the draws are
+        scattered once, batches of runs execute on the workers with the C++ engine, and the
+        best is kept. Run r uses the same random stream as locally, so a fixed seed gives the
+        identical estimate. Each task uses ``n_jobs`` threads on its worker (default: the
+        worker's thread count). Not available for general (ContingencyLoss) plugin losses.
+    progress : bool or callable, optional
+        Report progress while searching: ``True`` draws a :class:`~salsox.progress.ProgressBar`
+        on stderr (runs done / total, best loss so far, elapsed time); a callable is called
+        with a :class:`~salsox.progress.SearchProgress` from the calling thread each time a run
+        finishes, about twice a second in between, and once at the end (on a Dask cluster:
+        as batches of runs come back). An exception it raises stops the search and is re-raised.
+    fixed : array-like of n int, optional
+        Fixed items: -1 for a free item, any other integer >= 0 for the fixed cluster of a
+        fixed item. Items with equal fixed labels stay in one cluster, items with different
+        ones in different clusters, and no fixed item ever moves: initialisation starts from
+        the fixed clusters (sequential allocation places only the free items; random labels
+        are drawn for free items only), sweetening moves only free items, and zealous updates
+        never dissolve a cluster holding fixed items. Free items may join fixed clusters.
+        This completes a partial partition (e.g. from :func:`salsox.chips`) under any loss
+        and engine. All -1 gives the same estimate as no ``fixed``. When ``max_clusters`` is
+        not given it is raised to the number of fixed clusters if needed; a ``max_clusters``
+        below it is an error. R's completion (random labels for the free items, then
+        sweetening only) is ``prob_sequential=0, max_zealous=0``.
+    initial : array-like of int, shape (n,) or (m, n), optional
+        Warm starts: run r starts from partition ``initial[r % m]`` (instead of sequential
+        allocation or random labels), then sweetens and tries zealous updates as usual. Each
+        must have at most ``max_clusters`` clusters and agree with ``fixed``. Not combined
+        with ``initializer``. Runs report ``initialization == "initial"``.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C, promptly, with no result.
+    """
+    loss = get_loss(loss)
+    truth = as_truth(draws, loss)
+    n = truth.n_items
+    n_runs = check_int("n_runs", n_runs, minimum=1)
+    if n_runs > MAX_RUNS_WITHOUT_BUDGET and seconds is None:
+        raise ValueError(
+            f"n_runs={n_runs} would not finish; give a time budget with seconds= (runs then stop "
+            f"when it is spent) or at most {MAX_RUNS_WITHOUT_BUDGET:,} runs"
+        )
+    n_runs = min(n_runs, 2**62)
+    # Counts beyond what any search can use are clamped to the engine's integer range.
+    max_zealous = min(check_int("max_zealous", max_zealous, minimum=0), 2**31 - 1)
+    prob_sequential = check_probability("prob_sequential", prob_sequential)
+    max_scans = 0 if max_scans is None else min(check_int("max_scans", max_scans, minimum=1), 2**62)
+    if seconds is None:
+        budget = 0.0
+    else:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)):
+            raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
+        try:
+            budget = float(seconds)
+        except OverflowError:  # an integer beyond float range, e.g. 10**400
+            raise ValueError("seconds must be finite and > 0, got an integer too large for a float") from None
+        if not np.isfinite(budget) or budget <= 0:
+            raise ValueError(f"seconds must be finite and > 0, got {seconds!r}")
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    if max_clusters is None:
+        kd = truth.max_clusters if isinstance(truth, Draws) else n
+    else:
+        kd = check_int("max_clusters", max_clusters, minimum=1)
+        kd = min(kd, n)  # more clusters than items cannot be formed
+    fixed_labels = check_fixed(fixed, n)
+    n_fixed = n_fixed_clusters(fixed_labels)
+    if n_fixed > kd:
+        if max_clusters is not None:
+            raise ValueError(f"max_clusters={max_clusters} is below the number of fixed clusters ({n_fixed})")
+        kd = n_fixed
+    if initial is not None and initializer is not None:
+        raise ValueError("give initial (starting partitions) or initializer, not both")
+    if fixed_labels is not None and initializer is not None:
+        raise ValueError(
+            "fixed cannot be combined with initializer (its partitions ignore the fixed items); use initial"
+        )
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
+    route = loss._route(truth, engine)  # the loss binds itself to its engine
+    if initializer is None and prob_initializer is not None:
+        raise ValueError("prob_initializer needs an initializer")
+    prob_init = 1.0 if prob_initializer is None else check_probability("prob_initializer", prob_initializer)
+    # Each of the threads over runs starts inner_jobs threads: bounded like n_jobs, but refused
+    # rather than capped (thousands of threads exhaust the process).
+    inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1, maximum=max_threads())
+    bar = ProgressBar() if progress is True else progress
+    report = engine_callback(bar, scale=route.scale)
+    options: Dict[str, Any] = dict(
+        inner_threads=inner,
+        max_clusters=kd,
+        n_runs=n_runs,
+        max_zealous=max_zealous,
+        prob_sequential=prob_sequential,
+        max_scans=max_scans,
+        seconds=budget,
+        n_jobs=jobs,
+        seed=seed,
+    )
+    threads = min(jobs, n_runs)
+    start = time.perf_counter()
+    init_name = None
+    if fixed_labels is not None:
+        options["fixed"] = fixed_labels
+    if initializer is not None or initial is not None:
+        from .initializers import initial_partitions
+
+        # The starting partitions are made up front, one row of n labels per run.
+        need = n_runs * (4 * n + 1)
+        if need > limit:
+            raise MemoryError(
+                f"{'an initializer' if initial is None else 'initial'} with n_runs={n_runs} needs "
+                f"{need / 2**20:.0f} MiB of starting "
+                f"partitions (n_runs x {n} labels), more than memory_limit={limit} bytes; lower "
+                "n_runs (a seconds budget ends the search early anyway) or raise memory_limit"
+            )
+
+        if initial is not None:
+            options["initial"], options["initial_used"] = check_initial(initial, n, kd, n_runs, fixed_labels)
+        else:
+            options["initial"], options["initial_used"], init_name = initial_partitions(
+                initializer, prob_init, truth, kd, n_runs, seed
+            )
+    route.check_memory(threads, kd, limit)
+    try:
+        if client is not None:
+            from .distributed import run_on_dask
+
+            if n_jobs is None or n_jobs == -1:
+                options["n_jobs"] = -1  # each task: all of its worker's threads
+            raw = run_on_dask(client, route, options, progress=report)
+        else:
+            raw = route.search({**options, "progress": report})
+    finally:
+        close_progress(bar)
+    est = _estimate_from(raw, truth, loss, route, options, time.perf_counter() - start)
+    est.info["initializer"] = init_name
+    if initial is not None:  # the engine calls every given start "initializer"
+        for r in [est.info, *est.info["runs"]]:
+            if r["initialization"] == "initializer":
+                r["initialization"] = "initial"
+    return est
+
+
+def _estimate_from(
+    raw: Dict[str, Any], truth: Union[Draws, PSM], loss: Loss, route: Route, options: Dict[str, Any], elapsed: float
+) -> Estimate:
+    if raw["best"] < 0:  # pragma: no cover - at least one run always completes
+        raise RuntimeError("the search finished no run")
+    labels, _ = as_label_matrix(np.asarray(raw["labels"]), "labels")
+    labels = labels[0].astype(np.intp)
+    value = float(route.losses(labels[None, :].astype(np.int32), 1)[0])
+    best = raw["runs"][raw["best"]]
+    info: Dict[str, Any] = {
+        "initialization": best["initialization"],
+        "scans": best["scans"],
+        "zealous_attempts": best["zealous_attempts"],
+        "zealous_accepts": best["zealous_accepts"],
+        "best_run": raw["runs"][raw["best"]]["run"],
+        "runs_done": raw["runs_done"],
+        "runs_requested": options["n_runs"],
+        "budget_exhausted": raw["budget_exhausted"],
+        "seconds": elapsed,
+        "seed": options["seed"],
+        "max_clusters": options["max_clusters"],
+        "n_jobs": options["n_jobs"],
+        "engine": route.engine,
+        "loss": loss.name,
+        "loss_params": loss.params,
+        # The engine works with unit costs (see Binder/VI): per-run losses back in the loss's scale.
+        "runs": [dict(r, loss=r["loss"] * route.scale) for r in raw["runs"]],
+    }
+    return Estimate(
+        labels=labels, expected_loss=value, n_clusters=int(labels.max()) + 1, loss=loss, info=info, truth=truth
+    )

@@ -1,0 +1,351 @@
+"""How good is each cluster of an estimate? Per-item and per-cluster summaries from the PSM.
+
+:func:`summarize` (also ``Estimate.summary(draws)``) scores any partition against posterior
+draws, in the spirit of R salso's ``summary.salso.estimate``:
+
+* per item: its mean posterior similarity to the other members of its cluster, and its score;
+* per cluster: size, exemplar (the member with the highest mean similarity to the rest), mean
+  within-cluster and between-cluster similarity;
+* an item order (clusters side by side, best-fitting items first) for heatmaps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from .._validation import as_label_matrix, check_n_jobs
+from ..io import PSM, Draws, convert_foreign
+from ..losses import VI, Binder, Loss, PSMLoss, get_loss
+from ..metrics import as_truth, psm
+from ..metrics.evaluation import _losses
+from .linkage import average_linkage, leaf_order
+
+__all__ = ["Summary", "summarize"]
+
+# Cap (bytes) on the H x m blocks used for the closed-form scores; larger clusters are chunked.
+_SCORE_BLOCK_BYTES = 64 * 2**20
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Summary:
+    """Per-item and per-cluster summary of a partition estimate.
+
+    Items and clusters are numbered from 0; cluster ``k`` is label ``k`` of the canonical
+    labels (0..K-1 in order of first appearance).
+
+    Attributes
+    ----------
+    labels : ndarray of int, shape (n,)
+        The estimate, canonical labels.
+    loss : Loss
+        The loss behind ``expected_loss`` and ``item_score``.
+    expected_loss : float
+        Monte Carlo expected loss of the estimate.
+    psm : ndarray of shape (n, n)
+        Posterior similarity matrix.
+    item_similarity : ndarray of shape (n,)
+        Mean posterior similarity of each item to the *other* members of its cluster (NaN
+        for an item alone in its cluster).
+    item_score : ndarray of shape (n,)
+        R salso's score: the expected loss, over the draws restricted to the other members
+        of the item's cluster, of putting those members in one cluster (0 when there are
+        none). Within a cluster, a low score marks an item whose removal leaves a more
+        coherent cluster, i.e. an item that fits its cluster poorly.
+    sizes : ndarray of shape (K,)
+    exemplars : ndarray of shape (K,)
+        Per cluster, the member with the highest ``item_similarity`` (lowest index on ties;
+        the only member of a singleton).
+    within_similarity : ndarray of shape (K,)
+        Mean posterior similarity over pairs of distinct members (NaN for singletons).
+    between_similarity : ndarray of shape (K,)
+        Mean posterior similarity between members and non-members (NaN when K = 1).
+    cluster_similarity : ndarray of shape (K, K)
+        Mean similarity between clusters k and l; the diagonal is ``within_similarity``.
+    cluster_linkage : ndarray of shape (K - 1, 4)
+        Average linkage of the clusters on 1 - similarity (scipy's layout).
+    cluster_order : ndarray of shape (K,)
+        Clusters in dendrogram order (similar clusters next to each other).
+    order : ndarray of shape (n,)
+        Items for display: clusters in ``cluster_order``, within each the most similar first.
+    """
+
+    labels: np.ndarray
+    loss: Loss
+    expected_loss: float
+    psm: np.ndarray
+    item_similarity: np.ndarray
+    item_score: np.ndarray
+    sizes: np.ndarray
+    exemplars: np.ndarray
+    within_similarity: np.ndarray
+    between_similarity: np.ndarray
+    cluster_similarity: np.ndarray
+    cluster_linkage: np.ndarray
+    cluster_order: np.ndarray
+    order: np.ndarray
+
+    @property
+    def n_items(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.sizes.shape[0])
+
+    @property
+    def items(self) -> Dict[str, np.ndarray]:
+        """Per-item table as columns (``pandas.DataFrame(summary.items)`` makes a frame)."""
+        return {
+            "item": np.arange(self.n_items),
+            "cluster": self.labels.copy(),
+            "similarity": self.item_similarity.copy(),
+            "score": self.item_score.copy(),
+        }
+
+    @property
+    def clusters(self) -> Dict[str, np.ndarray]:
+        """Per-cluster table as columns."""
+        return {
+            "cluster": np.arange(self.n_clusters),
+            "size": self.sizes.copy(),
+            "exemplar": self.exemplars.copy(),
+            "within": self.within_similarity.copy(),
+            "between": self.between_similarity.copy(),
+        }
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON-ready dict (NaN becomes None); the PSM is left out."""
+
+        def clean(a: np.ndarray) -> List[Any]:
+            return [None if isinstance(v, float) and not np.isfinite(v) else v for v in a.tolist()]
+
+        return {
+            "n_items": self.n_items,
+            "n_clusters": self.n_clusters,
+            "loss": self.loss.name,
+            "loss_params": self.loss.params,
+            "expected_loss": self.expected_loss,
+            "labels": self.labels.tolist(),
+            "items": {k: clean(v) for k, v in self.items.items()},
+            "clusters": {k: clean(v) for k, v in self.clusters.items()},
+            "cluster_similarity": [clean(row) for row in self.cluster_similarity],
+            "cluster_order": self.cluster_order.tolist(),
+            "order": self.order.tolist(),
+        }
+
+    def to_text(self, n_uncertain: int = 5) -> str:
+        """A printable report: the cluster table and the least certain items."""
+        lines = [
+            f"{self.n_clusters} clusters of {self.n_items} items; loss {self.loss!r}, "
+            f"expected loss {self.expected_loss:.6g}",
+            f"{'cluster':>7} {'size':>6} {'exemplar':>8} {'within':>7} {'between':>7}",
+        ]
+        for k in range(self.n_clusters):
+            lines.append(
+                f"{k:>7d} {self.sizes[k]:>6d} {self.exemplars[k]:>8d} "
+                f"{_fmt(self.within_similarity[k]):>7} {_fmt(self.between_similarity[k]):>7}"
+            )
+        finite = np.flatnonzero(np.isfinite(self.item_similarity))
+        if n_uncertain > 0 and finite.size:
+            worst = finite[np.argsort(self.item_similarity[finite], kind="stable")[:n_uncertain]]
+            shown = ", ".join(f"{i} ({self.item_similarity[i]:.2f})" for i in worst)
+            lines.append(f"least certain items (mean similarity to own cluster): {shown}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        return (
+            f"Summary(n_items={self.n_items}, n_clusters={self.n_clusters}, "
+            f"expected_loss={self.expected_loss:.6g}, sizes={self.sizes.tolist()})"
+        )
+
+
+def _fmt(x: float) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.3f}"
+
+
+def summarize(
+    labels: Any,
+    draws: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    n_jobs: Optional[int] = None,
+) -> Summary:
+    """Summarise a partition estimate against posterior draws.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,), or Estimate
+        The estimate (any integer labels).
+    draws : array-like (H, n), Draws, PSM, xarray DataArray or (InferenceData, name)
+        Posterior draws of the partition. A :class:`PSM` suffices for the similarities; the
+        scores then need a loss computable from it (``"binder"``, ``"VI.lb"``,
+        ``"omARI.approx"``).
+    loss : str or Loss, default "VI"
+        Loss for the expected loss and the item scores (an Estimate's own loss is used by
+        ``Estimate.summary``).
+    n_jobs : int, optional
+        Threads for the PSM and loss evaluations (default: all cores).
+
+    Returns
+    -------
+    Summary
+
+    Notes
+    -----
+    Builds the n x n PSM. Item scores cost O(H n) for ``"binder"`` and ``"VI"`` (closed
+    form) and O(H sum_k n_k^2) for other count losses (one evaluation per item).
+    """
+    if hasattr(labels, "labels") and hasattr(labels, "expected_loss"):
+        labels = labels.labels  # an Estimate
+    loss = get_loss(loss)
+    jobs = check_n_jobs(n_jobs)
+    truth = as_truth(convert_foreign(draws), loss)
+    n = truth.n_items
+    rows, _ = as_label_matrix(labels, "labels", n)
+    est = rows[0].astype(np.intp)
+    k = int(est.max()) + 1
+
+    if isinstance(truth, PSM):
+        if not loss._accepts_psm:
+            raise ValueError(
+                f"loss {loss.name!r} needs draws, not a PSM; pass the draws, or a loss computable "
+                "from a PSM ('binder', 'VI.lb', 'omARI.approx')"
+            )
+        p = truth.matrix
+    else:
+        p = psm(truth, jobs)
+
+    # PSM losses would rebuild the PSM from the draws: hand them the one just built.
+    scored = PSM(p) if isinstance(loss, PSMLoss) and not isinstance(truth, PSM) else truth
+    expected_loss = float(_losses(rows, scored, loss, jobs)[0])
+
+    onehot = np.zeros((n, k))
+    onehot[np.arange(n), est] = 1.0
+    sizes = np.bincount(est, minlength=k)
+    to_cluster = p @ onehot  # (n, k): summed similarity of item i to the members of cluster l
+    block = onehot.T @ to_cluster  # (k, k): summed similarity between clusters
+    own = to_cluster[np.arange(n), est]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        item_similarity = np.where(sizes[est] > 1, (own - 1.0) / (sizes[est] - 1), np.nan)
+        cluster_similarity = block / np.outer(sizes, sizes).astype(np.float64)
+        within = np.where(sizes > 1, (np.diag(block) - sizes) / (sizes * (sizes - 1.0)), np.nan)
+        total = block.sum(axis=1)
+        between = np.where(n - sizes > 0, (total - np.diag(block)) / (sizes * (n - sizes * 1.0)), np.nan)
+    np.fill_diagonal(cluster_similarity, within)
+
+    exemplars = np.empty(k, dtype=np.intp)
+    for c in range(k):
+        members = np.flatnonzero(est == c)
+        sims = item_similarity[members]
+        exemplars[c] = members[0] if not np.any(np.isfinite(sims)) else members[int(np.nanargmax(sims))]
+
+    score = _item_scores(est, sizes, truth, p, loss)
+
+    # Order clusters by average linkage on 1 - similarity (the item-level UPGMA continued from
+    # the estimate's clusters); within a cluster, best-fitting items first.
+    off = cluster_similarity.copy()
+    z = average_linkage(1.0 - off, weights=sizes) if k > 1 else np.empty((0, 4))
+    cluster_order = leaf_order(z) if k > 1 else np.zeros(1, dtype=np.intp)
+    rank = np.empty(k, dtype=np.intp)
+    rank[cluster_order] = np.arange(k)
+    fit = np.where(np.isfinite(item_similarity), item_similarity, 1.0)
+    order = np.lexsort((np.arange(n), -fit, rank[est]))
+
+    return Summary(
+        labels=est,
+        loss=loss,
+        expected_loss=expected_loss,
+        psm=p,
+        item_similarity=item_similarity,
+        item_score=score,
+        sizes=sizes,
+        exemplars=exemplars,
+        within_similarity=within,
+        between_similarity=between,
+        cluster_similarity=cluster_similarity,
+        cluster_linkage=z,
+        cluster_order=cluster_order,
+        order=order,
+    )
+
+
+def _draws_matrix(d: Draws) -> np.ndarray:
+    """The draws relabelled 0..k_h-1, as an H x n int32 matrix."""
+    return np.stack([d.draw(h) for h in range(d.n_draws)]).astype(np.int32, copy=False)
+
+
+def _item_scores(est: np.ndarray, sizes: np.ndarray, truth: Union[Draws, PSM], p: np.ndarray, loss: Loss) -> np.ndarray:
+    n = est.shape[0]
+    score = np.zeros(n)
+    from_psm = isinstance(truth, PSM) or isinstance(loss, PSMLoss)
+    matrix: Optional[np.ndarray] = None
+    for c in range(sizes.shape[0]):
+        members = np.flatnonzero(est == c)
+        m = members.shape[0]
+        if m <= 2:
+            continue  # 0 or 1 other member: one cluster is exactly right, loss 0
+        if type(loss) is Binder:
+            # Exact from the PSM whether draws or a PSM were given (the loss is linear in it).
+            score[members] = _binder_score_from_psm(p, members, loss.b)
+        elif from_psm:
+            ones = np.zeros((1, m - 1), dtype=np.int32)
+            for j, i in enumerate(members):
+                others = np.delete(members, j)
+                score[i] = float(_losses(ones, PSM(p[np.ix_(others, others)]), loss, 1)[0])
+        else:
+            if matrix is None:
+                matrix = _draws_matrix(truth)  # type: ignore[arg-type]
+            if type(loss) is VI:
+                score[members] = _vi_scores(matrix[:, members], loss.b)
+            else:
+                ones = np.zeros((1, m - 1), dtype=np.int32)
+                block = matrix[:, members]
+                for j, i in enumerate(members):
+                    sub = Draws(np.delete(block, j, axis=1))
+                    score[i] = float(_losses(ones, sub, loss, 1)[0])
+    return score
+
+
+def _binder_score_from_psm(p: np.ndarray, members: np.ndarray, b: float) -> np.ndarray:
+    # E sum_s n_s^2 over the other members = sum of their PSM block (diagonal included).
+    block = p[np.ix_(members, members)]
+    total = block.sum()
+    m1 = members.shape[0] - 1.0
+    rest = total - 2.0 * block.sum(axis=1) + 1.0
+    return b * (1.0 - rest / (m1 * m1))
+
+
+def _vi_scores(sub: np.ndarray, b: float) -> np.ndarray:
+    """VI scores of one cluster's members from its H x m block of draw labels.
+
+    For a one-cluster estimate of m' items whose draw clusters have sizes n_s, the
+    generalised VI is b (log2 m' - sum_s n_s log2 n_s / m'). Leaving item i out lowers one
+    n_s by one, so each item costs O(H) once the counts are tabulated.
+    """
+    h, m = sub.shape
+    kmax = int(sub.max()) + 1
+    flat = sub.astype(np.int64) + (np.arange(h, dtype=np.int64) * kmax)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=h * kmax).reshape(h, kmax).astype(np.float64)
+    m1 = float(m - 1)
+
+    def xlog2x(x: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(x)
+        pos = x > 0
+        out[pos] = x[pos] * np.log2(x[pos])
+        return out
+
+    total = xlog2x(counts).sum(axis=1)  # (H,)
+    out = np.empty(m)
+    step = max(1, _SCORE_BLOCK_BYTES // (8 * 4 * max(h, 1)))  # columns per chunk
+    for start in range(0, m, step):
+        cols = slice(start, min(m, start + step))
+        own = np.take_along_axis(counts, sub[:, cols].astype(np.intp), axis=1)
+        rest = total[:, None] - xlog2x(own) + xlog2x(own - 1.0)
+        out[cols] = b * (np.log2(m1) - rest / m1).mean(axis=0)
+    return out

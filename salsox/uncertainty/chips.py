@@ -1,0 +1,343 @@
+"""CHIPS: high-probability sub-partitions (Page, Barrientos, Dahl & Dunson 2025).
+
+A sub-partition gives cluster labels to some of the items and leaves the others unallocated
+(label -1). Its posterior probability is the fraction of the draws whose restriction to the
+allocated items is exactly it. CHIPS grows one greedily, an item at a time, keeping the
+probability as high as it can; see :func:`chips`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from .. import _core
+from .._validation import as_integer_array, check_int, check_n_jobs, check_probability, check_seed
+from ..io import Draws, as_draws
+from ..search import salso
+
+__all__ = ["chips", "ChipsResult", "Unallocated"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Unallocated:
+    """The items a CHIPS run left unallocated when it stopped below the threshold.
+
+    Attributes
+    ----------
+    items : ndarray of int
+        Their indices, increasing.
+    counts : ndarray of int
+        For each, c_i: in how many of the consistent draws it joins the cluster (or a new one)
+        that it joins most often.
+    q : ndarray of float
+        ``counts / H``: the probability the sub-partition would have with that item added.
+    """
+
+    items: np.ndarray
+    counts: np.ndarray
+    q: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ChipsResult:
+    """The result of :func:`chips`.
+
+    One state (``mode == "single"``) or several rows (``"path"``, ``"all"``). Per-row
+    attributes are arrays with one entry (or row) per state in path and all-candidates modes,
+    scalars (or 1-D arrays) in single mode.
+
+    Attributes
+    ----------
+    labels : ndarray of int, shape (n,) or (m, n)
+        The sub-partition(s): canonical labels 0..k-1 in order of first appearance, -1 for
+        unallocated items. Path rows go from the largest subset to the smallest (the start:
+        the empty sub-partition, or ``initial``); all-candidates rows from most items to fewest.
+    n_items : int or ndarray of int
+        Number of allocated items. Along a path it decreases by one per row.
+    probability : float or ndarray of float
+        Posterior probability of each sub-partition (fraction of the draws consistent with it).
+    auc : float or None
+        Path mode: the area under the probability path, the sum over the path's rows except
+        the full partition of ``probability / n`` (probability against the fraction of items
+        allocated). It is 1 when all draws agree, smaller the more uncertain the clustering.
+    unallocated : Unallocated, list of Unallocated, or None
+        Single mode: the items left unallocated with their counts and q = c/H (empty when every
+        item was allocated). All-candidates mode: one per row. Path mode: None.
+    mode : str
+        ``"path"``, ``"single"`` or ``"all"``.
+    run : int or ndarray of int
+        The run (random stream) each state comes from.
+    threshold_used : float
+        The threshold the runs stopped at.
+    info : dict
+        ``seed``, ``n_runs``, ``n_jobs``, and ``runs``: for every run, the sequence of its steps
+        (``items`` allocated in order, their ``labels`` in creation order, and ``counts``: the
+        number of consistent draws after each step, so probability ``counts / H``), and where it
+        stopped, ``unallocated`` with ``unallocated_counts``. ``start_count`` is the number of
+        draws consistent with the start.
+
+    draws : Draws
+        The draws it was computed from (kept for :meth:`threshold` and the properties below;
+        not copied, not shown).
+    completed : Estimate or None
+        Single mode with ``complete``: the sub-partition completed by
+        ``salso(draws, loss, fixed=labels)`` (its allocated items never move).
+
+    ``consistent_draws`` and ``cluster_probability`` are computed on first access.
+    """
+
+    labels: np.ndarray
+    n_items: Union[int, np.ndarray]
+    probability: Union[float, np.ndarray]
+    auc: Optional[float]
+    unallocated: Union[Unallocated, List[Unallocated], None]
+    mode: str
+    run: Union[int, np.ndarray]
+    threshold_used: float
+    info: Dict[str, Any] = dataclasses.field(repr=False)
+    draws: Draws = dataclasses.field(repr=False)
+    completed: Optional[Any] = dataclasses.field(default=None, repr=False)
+
+    @functools.cached_property
+    def _consistency(self) -> tuple:
+        rows = np.ascontiguousarray(np.atleast_2d(self.labels), dtype=np.int32)
+        mask, together = _core.chips_consistency(self.draws._core, rows, int(self.info["n_jobs"]))
+        return np.asarray(mask, dtype=bool), [np.asarray(t) / self.draws.n_draws for t in together]
+
+    @property
+    def consistent_draws(self) -> np.ndarray:
+        """Boolean mask over the draws (shape (H,), or (m, H) for several rows): the draws whose
+        restriction to the allocated items is the sub-partition (the set A). Summarise cluster
+        parameters over these draws without label switching."""
+        mask = self._consistency[0]
+        return mask[0] if self.mode == "single" else mask
+
+    @property
+    def cluster_probability(self) -> Union[np.ndarray, List[np.ndarray]]:
+        """For each CHIPS cluster, the fraction of all draws in which its members share a label
+        (one array per row in path and all-candidates modes)."""
+        together = self._consistency[1]
+        return together[0] if self.mode == "single" else together
+
+    def threshold(
+        self,
+        gamma: float,
+        *,
+        n_runs: Optional[int] = None,
+        n_jobs: Optional[int] = None,
+        seed: Optional[int] = None,
+        complete: Union[None, bool, Dict[str, Any]] = True,
+        loss: Any = None,
+        max_clusters: Optional[int] = None,
+    ) -> "ChipsResult":
+        """From a path: the largest sub-partition on the path with probability >= ``gamma``, grown
+        again by CHIPS with that row's probability as the threshold, then completed by SALSO
+        (R's ``threshold()``; ``complete=False`` skips the completion).
+
+        ``n_runs``, ``n_jobs``, ``seed``, ``loss`` and ``max_clusters`` default to those of the
+        path's call. Returns a single-mode result.
+        """
+        if self.mode != "path":
+            raise ValueError(f"threshold() needs a path result (chips(..., path=True)), not mode {self.mode!r}")
+        gamma = check_probability("gamma", gamma)
+        probs = np.asarray(self.probability)
+        ok = np.flatnonzero(probs >= gamma)
+        if ok.size == 0:
+            raise ValueError(
+                f"gamma={gamma!r}: no sub-partition on the path has probability >= gamma "
+                f"(the highest is {probs.max():.6g})"
+            )
+        row = int(ok[np.argmax(np.asarray(self.n_items)[ok])])
+        return chips(
+            self.draws,
+            float(probs[row]),
+            n_runs=self.info["n_runs"] if n_runs is None else n_runs,
+            path=False,
+            initial=self.labels[row],
+            n_jobs=self.info["n_jobs"] if n_jobs is None else n_jobs,
+            seed=self.info["seed"] if seed is None else seed,
+            complete=complete,
+            loss=self.info["loss"] if loss is None else loss,
+            max_clusters=self.info["max_clusters"] if max_clusters is None else max_clusters,
+        )
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+
+def _check_initial(initial: Any, n: int) -> Optional[np.ndarray]:
+    """-1 (unallocated) or any other integer labels, relabelled 0..k-1 by first appearance."""
+    if initial is None:
+        return None
+    arr = as_integer_array(initial, "initial")
+    if arr.ndim != 1:
+        raise ValueError(f"initial must be a 1-D array of n labels (-1 unallocated), got {arr.ndim}-D")
+    if arr.shape[0] != n:
+        raise ValueError(f"initial has {arr.shape[0]} labels but the draws have {n} items")
+    free = arr == -1
+    if np.any(arr[~free] < 0):
+        raise ValueError("initial: use -1 for unallocated items; other labels must be >= 0")
+    out = np.full(n, -1, dtype=np.int32)
+    if not np.all(free):
+        _, first, inverse = np.unique(arr[~free], return_index=True, return_inverse=True)
+        rank = np.argsort(np.argsort(first))  # clusters by first appearance
+        out[~free] = rank[inverse]
+    return out
+
+
+def chips(
+    draws: Any,
+    threshold: float = 0.0,
+    *,
+    n_runs: int = 64,
+    path: Optional[bool] = None,
+    all_candidates: bool = False,
+    initial: Any = None,
+    n_jobs: Optional[int] = None,
+    seed: Optional[int] = None,
+    complete: Union[None, bool, Dict[str, Any]] = None,
+    loss: Any = "VI",
+    max_clusters: Optional[int] = None,
+) -> ChipsResult:
+    """High-probability sub-partitions by the CHIPS greedy search.
+
+    Each run starts from the empty sub-partition (or ``initial``) and adds one item at a time:
+    the unallocated item that joins some cluster (or a new one) in the largest number c_i of
+    the draws still consistent with the sub-partition; it stops when ``q = c_i / H`` would fall
+    below ``threshold``. Ties are broken at random. Runs are independent and run in parallel.
+
+    Parameters
+    ----------
+    draws : array-like of shape (H, n), or Draws
+        Posterior draws of the partition (any integer labels; see :class:`salsox.Draws`).
+    threshold : float in [0, 1]
+        Lowest probability of the sub-partition. 0 (the default) grows every run to the full
+        partition, for the path.
+    n_runs : int
+        Number of runs (64 by default, as in R); run r uses the random stream (seed, r).
+    path : bool, optional
+        Return the path: for every subset size, the highest-probability state any run reached.
+        Default: True when ``threshold == 0``, else False (single-best).
+    all_candidates : bool
+        Return every run's final state, most items first (instead of the single best).
+    initial : array-like of n labels, optional
+        A starting sub-partition: -1 for unallocated items, any other integers as cluster
+        labels. Runs keep it and only add items. If its probability is already below
+        ``threshold`` it is returned as it is, with its unallocated items' counts.
+    n_jobs : int, optional
+        Threads (default: all cores). Results do not depend on it.
+    seed : int, optional
+        Seed of the runs' random streams; default: a fresh one, reported in ``info["seed"]``.
+    complete : bool or dict, optional
+        Single mode: also complete the sub-partition into a full partition,
+        ``completed = salso(draws, loss, fixed=labels, max_clusters=max_clusters, n_jobs=n_jobs,
+        seed=seed, **complete)`` (a dict gives further :func:`salsox.salso` arguments). Every
+        SALSO phase runs on the unallocated items only; the allocated ones keep their clusters.
+        R's completion (random labels for the free items, then sweetening scans only) is
+        ``complete=dict(prob_sequential=0, max_zealous=0)``. Default: True in single mode (so
+        whenever ``threshold > 0`` and neither ``path`` nor ``all_candidates`` is asked for).
+    loss : str or Loss, default "VI"
+        The loss of the completion (any loss :func:`salsox.salso` takes).
+    max_clusters : int, optional
+        Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
+        of CHIPS clusters).
+
+    Returns
+    -------
+    ChipsResult
+        Single-best mode: among the runs' final states, the one with most items, then the
+        highest probability. Path and all-candidates modes: one row per state. Remaining ties
+        go to the lexicographically smallest canonical labels, so the choice depends neither
+        on run order nor on threads.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C; the runs stop promptly.
+
+    Notes
+    -----
+    Unlike R's ``chips()``, there is no limit on the number of CHIPS clusters or draw labels,
+    an initial sub-partition already below the threshold is returned rather than crashing, and
+    path ties are not decided by run order.
+    """
+    d = as_draws(draws)
+    thr = check_probability("threshold", threshold)
+    runs = check_int("n_runs", n_runs, minimum=1, maximum=1_000_000)
+    if path is not None:
+        path = _check_flag("path", path)
+    all_candidates = _check_flag("all_candidates", all_candidates)
+    if path and all_candidates:
+        raise ValueError("path=True and all_candidates=True cannot be combined; choose one")
+    use_path = (thr == 0.0) if path is None else path
+    if all_candidates:
+        use_path = False
+    mode = "path" if use_path else ("all" if all_candidates else "single")
+    start = _check_initial(initial, d.n_items)
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    if complete is None:
+        complete = mode == "single"
+    if not isinstance(complete, dict):
+        complete = {} if _check_flag("complete", complete) else None
+    if complete is not None and mode != "single":
+        raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
+
+    raw = _core.chips(d._core, thr, runs, jobs, seed, mode, start)
+    H, n = d.n_draws, d.n_items
+    labels = np.asarray(raw["labels"])
+    counts = np.asarray(raw["counts"])
+    n_items = np.asarray(raw["n_items"])
+    run = np.asarray(raw["run"])
+    probability = counts / H
+    unallocated = [
+        None if u is None else Unallocated(np.asarray(u[0]), np.asarray(u[1]), np.asarray(u[1]) / H)
+        for u in raw["unallocated"]
+    ]
+    info = {
+        "seed": seed,
+        "n_runs": runs,
+        "n_jobs": jobs,
+        "start_count": int(raw["start_count"]),
+        "runs": [dict(r) for r in raw["runs"]],
+        "loss": loss,
+        "max_clusters": max_clusters,
+    }
+    if mode == "single":
+        completed = None
+        if complete is not None:
+            args: Dict[str, Any] = {"max_clusters": max_clusters, "n_jobs": jobs, "seed": seed, **complete}
+            completed = salso(d, loss, fixed=labels[0], **args)
+        return ChipsResult(
+            labels=labels[0],
+            n_items=int(n_items[0]),
+            probability=float(probability[0]),
+            auc=None,
+            unallocated=unallocated[0],
+            mode=mode,
+            run=int(run[0]),
+            threshold_used=thr,
+            info=info,
+            draws=d,
+            completed=completed,
+        )
+    auc = float(probability[n_items < n].sum() / n) if mode == "path" else None
+    return ChipsResult(
+        labels=labels,
+        n_items=n_items,
+        probability=probability,
+        auc=auc,
+        unallocated=None if mode == "path" else [u for u in unallocated if u is not None],
+        mode=mode,
+        run=run,
+        threshold_used=thr,
+        info=info,
+        draws=d,
+    )
