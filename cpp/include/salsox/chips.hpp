@@ -22,6 +22,7 @@
 #include <climits>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -300,52 +301,16 @@ ChipsRuns run_chips(const DrawsView<Label>& v, const ChipsStart& start, const Ch
   ChipsRuns out;
   out.runs.resize(static_cast<std::size_t>(opts.n_runs));
   StopControl control(std::move(monitor), opts.n_runs);
-  std::exception_ptr error;
-  std::mutex error_mutex;
   int threads = opts.n_jobs > 0 ? opts.n_jobs : 1;
   if (threads > opts.n_runs) threads = static_cast<int>(opts.n_runs);
   threads = usable_threads(threads);
-  std::atomic<std::int64_t> next_run{0};
-  std::atomic<int> active{threads};
-  // As in run_salso: the calling thread polls between steps of its own runs and, once it has
-  // none left, while the other threads finish theirs, so Ctrl-C is answered throughout.
-  auto work = [&](int thread) {
-    ChipsRun<Label> worker(v, start);
-    for (;;) {
-      if (control.stopped()) break;
-      const std::int64_t r = next_run.fetch_add(1);
-      if (r >= opts.n_runs) break;
-      try {
-        out.runs[static_cast<std::size_t>(r)] = worker(r, opts, control);
-      } catch (const SearchAborted&) {
-        break;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        control.stop();
-        break;
-      }
-    }
-    active.fetch_sub(1);
-    if (thread == 0)
-      while (active.load() > 0) {
-        control.poll_idle();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-  };
-  if (threads == 1) {
-    work(0);  // no parallel region (see usable_threads)
-  } else {
-#pragma omp parallel num_threads(threads)
-    {
-      int thread = 0;
-#ifdef _OPENMP
-      thread = omp_get_thread_num();
-#endif
-      work(thread);
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  // One worker per thread, built up front; the runs are handed out as in run_salso.
+  std::vector<std::unique_ptr<ChipsRun<Label>>> workers;
+  for (int t = 0; t < threads; ++t) workers.push_back(std::make_unique<ChipsRun<Label>>(v, start));
+  for_each_run(threads, opts.n_runs, control, [&](std::int64_t r, int thread) {
+    out.runs[static_cast<std::size_t>(r)] = (*workers[thread])(r, opts, control);
+    return true;
+  });
   out.interrupted = control.interrupted();
   return out;
 }

@@ -177,6 +177,56 @@ class StopControl {
   }
 };
 
+// Hands runs 0..n_runs-1 out one at a time, from a shared counter, to `threads` threads (no
+// parallel region for one thread, see usable_threads), so that Ctrl-C or a time budget stops
+// handing them out at once. run_one(r, thread) does run r and returns false to stop handing
+// out runs. A SearchAborted ends the thread's runs; any other exception stops the search and
+// is rethrown here, after the parallel region. The calling thread, once it has no runs left,
+// keeps answering Ctrl-C and reporting progress until the other threads finish theirs.
+template <class RunOne>
+void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne&& run_one) {
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::atomic<std::int64_t> next_run{0};
+  std::atomic<int> active{threads};
+  auto work = [&](int thread) {
+    for (;;) {
+      if (control.stopped()) break;
+      const std::int64_t r = next_run.fetch_add(1);
+      if (r >= n_runs) break;
+      try {
+        if (!run_one(r, thread)) break;
+      } catch (const SearchAborted&) {
+        break;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        control.stop();
+        break;
+      }
+    }
+    active.fetch_sub(1);
+    if (thread == 0)
+      while (active.load() > 0) {
+        control.poll_idle();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      int thread = 0;
+#ifdef _OPENMP
+      thread = omp_get_thread_num();
+#endif
+      work(thread);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 template <class State>
 class SalsoRun {
  public:
@@ -450,8 +500,6 @@ template <class MakeState>
 SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor monitor) {
   SearchResult out;
   StopControl control(std::move(monitor), opts.n_runs);
-  std::exception_ptr error;
-  std::mutex error_mutex;
   std::atomic<std::int64_t> completed{0};
   std::atomic<double> busy_seconds{0.0};
   bool budget_hit = false;
@@ -481,90 +529,56 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   }
   (void)nested;
 
-  // Runs are handed out one at a time from a shared counter, so a time budget or Ctrl-C stops
-  // handing them out at once, however large n_runs is. Only finished runs are recorded, and
-  // only the best run's labels are kept.
-  std::atomic<std::int64_t> next_run{0};
+  // Only finished runs are recorded, and only the best run's labels are kept.
   std::mutex record_mutex;
-  std::atomic<int> active{threads};
-  auto work = [&](int thread) {
-    for (;;) {
-      if (control.stopped()) break;
-      const std::int64_t r = next_run.fetch_add(1);
-      if (r >= opts.n_runs) break;
-      if (opts.seconds > 0 && r > 0) {
-        const std::int64_t done = completed.load();
-        const double mean = done > 0 ? busy_seconds.load() / static_cast<double>(done) : 0.0;
-        if (seconds_since(t0) + mean > opts.seconds) {
-          std::lock_guard<std::mutex> lock(record_mutex);
-          budget_hit = true;
-          break;
-        }
-      }
-      try {
-        SalsoRun<State> run(*states[thread], opts, r, control);
-        RunResult res = run();
-        res.run = opts.first_run + r;
-        completed.fetch_add(1);
-        double cur = busy_seconds.load();
-        while (!busy_seconds.compare_exchange_weak(cur, cur + res.seconds)) {
-        }
+  auto run_one = [&](std::int64_t r, int thread) {
+    if (opts.seconds > 0 && r > 0) {
+      const std::int64_t done = completed.load();
+      const double mean = done > 0 ? busy_seconds.load() / static_cast<double>(done) : 0.0;
+      if (seconds_since(t0) + mean > opts.seconds) {
         std::lock_guard<std::mutex> lock(record_mutex);
-        control.record(res.loss);
-        const bool better = out.best_labels.empty() || res.loss < out.best_loss ||
-                            (res.loss == out.best_loss && res.run < out.best_run);
-        if (better) {
-          out.best_loss = res.loss;
-          out.best_run = res.run;
-          out.best_labels = std::move(res.labels);
-        }
-        res.labels.clear();
-        out.runs.push_back(std::move(res));
-      } catch (const SearchAborted&) {
-        break;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        control.stop();
-        break;
+        budget_hit = true;
+        return false;
       }
     }
-    active.fetch_sub(1);
-    // The calling thread has no runs left: it keeps answering Ctrl-C and reporting progress
-    // until the other threads finish theirs.
-    if (thread == 0)
-      while (active.load() > 0) {
-        control.poll_idle();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
+    SalsoRun<State> run(*states[thread], opts, r, control);
+    RunResult res = run();
+    res.run = opts.first_run + r;
+    completed.fetch_add(1);
+    double cur = busy_seconds.load();
+    while (!busy_seconds.compare_exchange_weak(cur, cur + res.seconds)) {
+    }
+    std::lock_guard<std::mutex> lock(record_mutex);
+    control.record(res.loss);
+    const bool better = out.best_labels.empty() || res.loss < out.best_loss ||
+                        (res.loss == out.best_loss && res.run < out.best_run);
+    if (better) {
+      out.best_loss = res.loss;
+      out.best_run = res.run;
+      out.best_labels = std::move(res.labels);
+    }
+    res.labels.clear();
+    out.runs.push_back(std::move(res));
+    return true;
   };
-  if (threads == 1) {
-    work(0);  // no parallel region (see usable_threads)
-  } else {
+  {
 #ifdef _OPENMP
-    // Threads inside a run open a parallel region inside this one: libgomp allows one active
-    // level unless told otherwise, and would run them on one thread. Raised for this search
-    // only, and put back.
+    // Threads inside a run open a parallel region inside the runs' one: libgomp allows one
+    // active level unless told otherwise, and would run them on one thread. Raised for this
+    // search only, and put back.
     const int levels = omp_get_max_active_levels();
-    if (nested && levels < 2) omp_set_max_active_levels(2);
+    const bool raise = threads > 1 && nested && levels < 2;
+    if (raise) omp_set_max_active_levels(2);
     struct Restore {
       int levels;
       bool raise;
       ~Restore() {
         if (raise) omp_set_max_active_levels(levels);
       }
-    } restore{levels, nested && levels < 2};
+    } restore{levels, raise};
 #endif
-#pragma omp parallel num_threads(threads)
-    {
-      int thread = 0;
-#ifdef _OPENMP
-      thread = omp_get_thread_num();
-#endif
-      work(thread);
-    }
+    for_each_run(threads, opts.n_runs, control, run_one);
   }
-  if (error) std::rethrow_exception(error);
   out.interrupted = control.interrupted();
   out.budget_exhausted = budget_hit;
   out.seconds = seconds_since(t0);
