@@ -147,6 +147,28 @@ def as_label_matrix(x: Any, name: str, n: Optional[int] = None) -> tuple[np.ndar
     return relabel_rows(arr), single
 
 
+def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarray]:
+    """n labels of a partial partition: -1 for an item without a cluster (``free`` says what such
+    an item is, for messages), other integers >= 0 naming clusters. Returns int32 labels with the
+    clusters renumbered 0..k-1 in order of first appearance (-1 kept), or None for None."""
+    if x is None:
+        return None
+    arr = as_integer_array(x, name)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of n labels (-1 for {free} items), got {arr.ndim}-D")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} labels but the draws have {n} items")
+    unset = arr == -1
+    if np.any(arr[~unset] < 0):
+        raise ValueError(f"{name}: use -1 for {free} items; other labels must be >= 0")
+    out = np.full(n, -1, dtype=np.int32)
+    if not np.all(unset):
+        _, first, inverse = np.unique(arr[~unset], return_index=True, return_inverse=True)
+        rank = np.argsort(np.argsort(first))  # clusters by first appearance
+        out[~unset] = rank[inverse.reshape(-1)]
+    return out
+
+
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
     """Each row relabelled to 0..q-1 in order of first appearance (vectorised)."""
     # Rows already canonical (restricted growth strings, e.g. from set_partitions) are kept.

@@ -6,14 +6,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._validation import as_integer_array
-
-
-def _first_appearance(labels: np.ndarray) -> np.ndarray:
-    """Labels (all >= 0) relabelled 0..k-1 in order of first appearance."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.argsort(np.argsort(first))
-    return rank[inverse.reshape(-1)].astype(np.int32)
+from .._validation import as_integer_array, as_partial_labels, relabel_rows
 
 
 def check_fixed(fixed: Any, n: int) -> Optional[np.ndarray]:
@@ -22,20 +15,7 @@ def check_fixed(fixed: Any, n: int) -> Optional[np.ndarray]:
     Returns int32 labels with the fixed clusters renumbered 0..F-1 in order of first appearance
     (-1 kept), or None when ``fixed`` is None.
     """
-    if fixed is None:
-        return None
-    arr = as_integer_array(fixed, "fixed")
-    if arr.ndim != 1:
-        raise ValueError(f"fixed must be a 1-D array of n labels (-1 for free items), got {arr.ndim}-D")
-    if arr.shape[0] != n:
-        raise ValueError(f"fixed has {arr.shape[0]} labels but the draws have {n} items")
-    free = arr == -1
-    if np.any(arr[~free] < 0):
-        raise ValueError("fixed: use -1 for free items; fixed labels must be >= 0")
-    out = np.full(n, -1, dtype=np.int32)
-    if not np.all(free):
-        out[~free] = _first_appearance(arr[~free])
-    return out
+    return as_partial_labels(fixed, "fixed", n, "free")
 
 
 def n_fixed_clusters(fixed: Optional[np.ndarray]) -> int:
@@ -63,7 +43,7 @@ def check_initial(
         raise ValueError(f"initial has {arr.shape[1]} labels per partition but the draws have {n} items")
     if np.any(arr < 0):
         raise ValueError("initial: labels must be >= 0 (every item allocated)")
-    rows = np.stack([_first_appearance(row) for row in arr])
+    rows = relabel_rows(arr)
     for r, row in enumerate(rows):
         q = int(row.max()) + 1
         if q > max_clusters:

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .. import _core
-from .._validation import as_integer_array, check_int, check_n_jobs, check_probability, check_seed
+from .._validation import as_partial_labels, check_int, check_n_jobs, check_probability, check_seed
 from ..io import Draws, as_draws
 from ..search import salso
 
@@ -174,22 +174,7 @@ def _check_flag(name: str, value: Any) -> bool:
 
 def _check_initial(initial: Any, n: int) -> Optional[np.ndarray]:
     """-1 (unallocated) or any other integer labels, relabelled 0..k-1 by first appearance."""
-    if initial is None:
-        return None
-    arr = as_integer_array(initial, "initial")
-    if arr.ndim != 1:
-        raise ValueError(f"initial must be a 1-D array of n labels (-1 unallocated), got {arr.ndim}-D")
-    if arr.shape[0] != n:
-        raise ValueError(f"initial has {arr.shape[0]} labels but the draws have {n} items")
-    free = arr == -1
-    if np.any(arr[~free] < 0):
-        raise ValueError("initial: use -1 for unallocated items; other labels must be >= 0")
-    out = np.full(n, -1, dtype=np.int32)
-    if not np.all(free):
-        _, first, inverse = np.unique(arr[~free], return_index=True, return_inverse=True)
-        rank = np.argsort(np.argsort(first))  # clusters by first appearance
-        out[~free] = rank[inverse]
-    return out
+    return as_partial_labels(initial, "initial", n, "unallocated")
 
 
 def chips(
