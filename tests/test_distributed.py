@@ -45,19 +45,20 @@ def test_cluster_estimate_is_identical_to_local(client, loss):
 def test_each_run_on_a_worker_replays_the_local_run(client):
     # Every run alone, as a one-run batch on a worker and locally: same labels and loss. A
     # batch that replayed the wrong random streams could still agree on the best run.
-    from salsox.distributed import _run_batch
-    from salsox.search import run_engine
+    from salsox.search.distributed import _run_batch
 
     draws = salsox.Draws(load_draws("galaxy")[::10])
+    route = salsox.VI()._route(draws)  # the count-table route; Dask ships it without its draws
+    shipped = route.with_payload(None)
     # One scan, no zealous updates: runs stop short of the optimum, each at its own partition.
     opts = dict(max_clusters=draws.max_clusters, n_runs=6, max_zealous=0, prob_sequential=0.5, max_scans=1,
                 seconds=0.0, n_jobs=1, seed=8, inner_threads=0)
-    batch = client.submit(_run_batch, "counts", draws, salsox.VI(), opts, 0, 6, pure=False).result()
-    remote = [client.submit(_run_batch, "counts", draws, salsox.VI(), opts, r, r + 1, pure=False) for r in range(6)]
+    batch = client.submit(_run_batch, shipped, draws, opts, 0, 6, pure=False).result()
+    remote = [client.submit(_run_batch, shipped, draws, opts, r, r + 1, pure=False) for r in range(6)]
     losses = []
     for r, future in enumerate(remote):
         got = future.result()
-        want = run_engine("counts", draws, salsox.VI(), dict(opts, n_runs=1, first_run=r))
+        want = route.search(dict(opts, n_runs=1, first_run=r))
         assert got["runs"][0]["run"] == want["runs"][0]["run"] == r
         np.testing.assert_array_equal(got["labels"], want["labels"])
         assert got["runs"][0]["loss"] == want["runs"][0]["loss"] == batch["runs"][r]["loss"]

@@ -319,6 +319,8 @@ class CountSumLoss(CountLoss):
         Named scalar parameters usable in the formula (and by ``g`` methods as
         ``self.params[name]``); ``**values`` override them by name.
 
+    Notes
+    -----
     The loss must be >= 0, and 0 when the estimate equals the draw: the formula is checked at
     equality on a few partitions when tabulated, and after a search (and in
     :func:`salsox.partition_loss`) every per-draw loss of the result is checked; a negative
@@ -327,7 +329,9 @@ class CountSumLoss(CountLoss):
     Subclasses may set ``name``, ``sums``, ``formula`` and ``default_params`` as class
     attributes and be registered (or provided through entry points) as classes.
 
-    Example::
+    Examples
+    --------
+    ::
 
         pairs = lambda c, n: c * (c - 1) / 2
         jaccard = CountSumLoss(
