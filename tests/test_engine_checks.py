@@ -182,6 +182,26 @@ def test_best_run_is_the_lowest_run_among_equal_losses(seed):
     assert est.info["best_run"] == min(r["run"] for r in runs if r["loss"] == best)
 
 
+@pytest.mark.parametrize("max_zealous", [1, 2, 3])
+def test_a_zealous_round_tries_max_zealous_clusters(max_zealous):
+    # Draws around six clusters of four items: the estimate has more clusters of two or more
+    # items than max_zealous, so a round that accepts no update tries exactly max_zealous of
+    # them (the cap binds here, unlike in the small random problems below).
+    rng = np.random.default_rng(max_zealous)
+    truth = np.repeat(np.arange(6), 4)
+    draws = np.tile(truth, (50, 1))
+    flip = rng.random(draws.shape) < 0.05
+    draws[flip] = rng.integers(0, 6, int(flip.sum()))
+    checked = 0
+    for seed in range(12):
+        est = salsox.salso(draws, "VI", n_runs=1, max_zealous=max_zealous, seed=seed, n_jobs=1)
+        if est.info["zealous_accepts"] == 0:
+            assert np.count_nonzero(est.sizes >= 2) > max_zealous
+            assert est.info["zealous_attempts"] == max_zealous, (seed, est.info["zealous_attempts"])
+            checked += 1
+    assert checked >= 3
+
+
 # Last: the longest check (a few seconds); the quick ones above fail first under a mutant.
 @pytest.mark.parametrize("max_zealous", [0, 10], ids=["no-zealous", "zealous"])
 def test_every_estimate_is_a_local_minimum(max_zealous):
