@@ -90,7 +90,8 @@ MUTANTS: List[Mutant] = [
         "a sweetening scan skips the last item of its order",
         SEARCH,
         "for (std::int64_t i : order_)\n        if (!is_fixed(i)) changed |= reallocate(i);",
-        "for (std::size_t p = 0; p + 1 < order_.size(); ++p)\n        if (!is_fixed(order_[p])) changed |= reallocate(order_[p]);",
+        "for (std::size_t p = 0; p + 1 < order_.size(); ++p)\n"
+        "        if (!is_fixed(order_[p])) changed |= reallocate(order_[p]);",
     ),
     Mutant(
         "no-new-cluster",
