@@ -73,9 +73,10 @@ def salso(
     n_runs : int, default 16
         Independent runs; the best is kept.
     max_zealous : int, default 10
-        Clusters tried per round of zealous updates (0 disables them). A round in which an
-        update is accepted is followed by sweetening and a new round, until a round accepts
-        none, so ``info["zealous_attempts"]`` can exceed it.
+        Clusters tried per round of zealous updates (0 disables them). Only clusters of two or
+        more items without fixed items are tried (sweetening already moves a singleton's item,
+        as in R). A round in which an update is accepted is followed by sweetening and a new
+        round, until a round accepts none, so ``info["zealous_attempts"]`` can exceed it.
     prob_sequential : float, default 0.5
         Probability that a run starts by sequential allocation rather than random labels.
     max_scans : int, optional
