@@ -67,7 +67,8 @@ def _debug_enabled() -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
-    from ..registry import PluginError  # a plugin's failure is the user's to fix, not our bug
+    # A plugin's failure is the user's (or the plugin's) to fix, not our bug.
+    from ..registry import PluginError, plugin_origin
 
     parser = build_parser()
     try:
@@ -94,10 +95,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return 0
-    except (CLIError, ValueError, TypeError, KeyError, OSError, MemoryError, ImportError, PluginError) as err:
+    except PluginError as err:  # names the plugin itself
         sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
         return 1
-    except Exception as err:  # a bug: still one line, with a way to see more
+    except (CLIError, ValueError, TypeError, KeyError, OSError, MemoryError, ImportError) as err:
+        origin = plugin_origin(err)
+        if origin is not None:  # raised in a plugin's code: say whose, as for any plugin failure
+            sys.stderr.write(f"salsox: error: {origin} raised {type(err).__name__}: {_error_message(err, paths)}\n")
+        else:
+            sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
+        return 1
+    except Exception as err:  # a bug: in a plugin (named) or in salsox; one line, with a way to see more
+        origin = plugin_origin(err)
+        if origin is not None:
+            sys.stderr.write(
+                f"salsox: error: {origin} raised {type(err).__name__}: {_error_message(err, paths)} "
+                "(set SALSOX_DEBUG=1 for a traceback)\n"
+            )
+            return 1
         sys.stderr.write(
             f"salsox: internal error: {type(err).__name__}: {_error_message(err, paths)} "
             "(set SALSOX_DEBUG=1 for a traceback)\n"
