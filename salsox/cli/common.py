@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, Optional, Sequence, TextIO, Tuple
 
 import numpy as np
 
@@ -188,9 +188,39 @@ def _progress_enabled(args: argparse.Namespace) -> bool:
 
 
 def _resolve_loss(args: argparse.Namespace) -> Any:
+    """The loss of --loss, with --a/--b and every --param NAME=VALUE applied."""
     from ..losses import get_loss
 
-    return get_loss(args.loss, a=args.a, b=args.b)
+    loss = get_loss(args.loss, a=args.a, b=args.b)
+    values: Dict[str, float] = {}
+    for name, value in getattr(args, "param", None) or ():
+        if name in values:
+            raise CLIError(f"--param {name} is given twice")
+        values[name] = value
+    if not values:
+        return loss
+    shown = " ".join(f"--param {k}={v:g}" for k, v in values.items())
+    try:
+        return loss.with_params(**values)
+    except ValueError as err:  # an unknown name, or a value the loss refuses: the user's to fix
+        text = _error_message(err)
+        named = repr(loss.name) in text
+        raise CLIError(f"{shown}: {text}" if named else f"{shown}: loss {loss.name!r} refused it: {text}") from None
+
+
+def _param_pair(text: str) -> Tuple[str, float]:
+    """``NAME=VALUE`` of --param: an identifier and a finite number."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (e.g. lam=0.1), got {text!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the value of {name} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"the value of {name} must be finite, got {value!r}")
+    return name, number
 
 
 def _search(args: argparse.Namespace, draws: Any) -> Any:
@@ -206,6 +236,12 @@ def _search(args: argparse.Namespace, draws: Any) -> Any:
     )
     if args.max_zealous is not None:
         options["max_zealous"] = args.max_zealous
+    if getattr(args, "initializer", None) is not None:
+        options["initializer"] = args.initializer
+    if getattr(args, "prob_initializer", None) is not None:
+        if getattr(args, "initializer", None) is None:
+            raise CLIError("--prob-initializer needs --initializer NAME")
+        options["prob_initializer"] = args.prob_initializer
     bar = _progress_bar(args, f"salsox {loss.name}")
     # Looked up at call time, so that salsox.search.salso can be replaced (tests do).
     return search.salso(draws, loss, progress=bar, **options)
@@ -296,6 +332,21 @@ def _probability(text: str) -> float:
     return value
 
 
+def _probability_of(name: str, closed: bool = False) -> Callable[[str], float]:
+    """A probability in (0, 1], or in [0, 1] when ``closed``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not (0 <= value <= 1 if closed else 0 < value <= 1):
+            raise argparse.ArgumentTypeError(f"{name} must be in {'[0, 1]' if closed else '(0, 1]'}, got {value}")
+        return value
+
+    return parse
+
+
 def _add_draws(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "draws", metavar="DRAWS", help="draws file: .npy, .npz, .csv or .txt (H rows x n items); - for stdin"
@@ -318,6 +369,13 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
     )
     p.add_argument("--a", type=float, default=None, help="cost a of binder / VI (default 1)")
     p.add_argument("--b", type=float, default=None, help="cost b of binder / VI (default 1)")
+    p.add_argument(
+        "--param",
+        type=_param_pair,
+        action="append",
+        metavar="NAME=VALUE",
+        help="set a parameter of the loss (repeatable), e.g. --param lam=0.1 for a plugin loss's lam",
+    )
 
 
 def _add_search(p: argparse.ArgumentParser) -> None:
@@ -333,6 +391,16 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seconds", type=float, default=None, help="time budget: no run starts after it")
     p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same estimate)")
+    p.add_argument(
+        "--initializer", metavar="NAME", default=None, help="start runs from a plugin initialiser (see salsox plugins)"
+    )
+    p.add_argument(
+        "--prob-initializer",
+        type=_probability_of("--prob-initializer", closed=True),
+        default=None,
+        metavar="P",
+        help="probability that a run starts from --initializer (default 1)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or spinner on stderr")
 
 

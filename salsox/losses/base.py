@@ -26,6 +26,40 @@ class Loss(abc.ABC):  # noqa: B024
         """The loss's parameters (for reports)."""
         return {}
 
+    def with_params(self, **values: float) -> "Loss":
+        """The same loss with the parameters named in ``values`` changed (see :attr:`params`).
+
+        Used by :func:`salsox.tune` and ``salsox estimate --param NAME=VALUE``. The default
+        rebuilds the loss as ``type(self)(**{**self.params, **values})``; a loss whose
+        constructor takes other arguments overrides this method.
+
+        Raises
+        ------
+        ValueError
+            A name in ``values`` is not one of the loss's parameters, or the constructor
+            refuses a value.
+        TypeError
+            The loss cannot be rebuilt from its parameters.
+        """
+        current = self.params
+        unknown = sorted(set(values) - set(current))
+        if unknown:
+            raise ValueError(
+                f"loss {self.name!r} has no parameter {', '.join(repr(k) for k in unknown)} "
+                f"(its parameters: {', '.join(current) or 'none'})"
+            )
+        if not values:
+            return self
+        try:
+            new = type(self)(**{**current, **values})
+        except TypeError as err:
+            raise TypeError(
+                f"loss {self.name!r} cannot be rebuilt with new parameters: {type(self).__name__}"
+                f"({', '.join(f'{k}=...' for k in current)}) failed ({err}); override Loss.with_params"
+            ) from err
+        _check_rebuilt(self, new, values)
+        return new
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
@@ -52,6 +86,18 @@ class Loss(abc.ABC):  # noqa: B024
         if engine is not None:
             raise ValueError(f"engine applies to built-in count-based losses, not to {self.name!r}")
         raise TypeError(f"loss {self!r} is neither a count-based, PSM-based nor a salsox.plugins.ContingencyLoss")
+
+
+def _check_rebuilt(old: Loss, new: Any, values: Dict[str, float]) -> None:
+    """``new`` must be a loss of the same name that took ``values`` as its parameters."""
+    got = new.params if isinstance(new, Loss) else {}
+    if not isinstance(new, Loss) or new.name != old.name or any(
+        k not in got or float(got[k]) != float(v) for k, v in values.items()
+    ):
+        raise TypeError(
+            f"loss {old.name!r}: rebuilding it with {values} gave {new!r}, which does not have these "
+            "parameters; override Loss.with_params"
+        )
 
 
 def _needs_draws(loss: Loss, truth: Any) -> None:

@@ -26,6 +26,7 @@ initialisation places the items one by one. ``g`` gets the total number of items
 from __future__ import annotations
 
 import ast
+import copy
 import math
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -417,6 +418,19 @@ class CountSumLoss(CountLoss):
     @property
     def params(self) -> Dict[str, float]:
         return dict(self._params)
+
+    def with_params(self, **values: float) -> "CountSumLoss":
+        """The same sums and formula with the parameters in ``values`` changed (recompiled)."""
+        unknown = sorted(set(values) - set(self._params))
+        if unknown:
+            raise ValueError(
+                f"loss {self.name!r} has no parameter {', '.join(repr(k) for k in unknown)} "
+                f"(its parameters: {', '.join(self._params) or 'none'})"
+            )
+        new = copy.copy(self)  # keeps a subclass's own attributes
+        merged = {**self._params, **values}
+        CountSumLoss.__init__(new, name=self.name, sums=self.sums, formula=self.formula, params=merged)
+        return new
 
     def __repr__(self) -> str:
         if type(self) is not CountSumLoss and self.formula == type(self).formula and self.name == type(self).name:
