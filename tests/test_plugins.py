@@ -825,8 +825,8 @@ def test_cli_lists_broken_plugins(installed, capsys, tmp_path):
     out, err = capsys.readouterr()
     assert err == ""  # the listing shows the problems; no warnings on top
     lines = out.splitlines()
-    assert lines[0].split() == ["name", "kind", "status", "source"]
-    assert lines[1].split() == ["half-vi", "loss", "ok", "good-dist", "1.0"]
+    assert lines[0].split() == ["name", "kind", "tier", "status", "source"]
+    assert lines[1].split() == ["half-vi", "loss", "tabulated", "ok", "good-dist", "1.0"]
     assert "exits" in out and "SystemExit: 3" in out and "exiting-dist 1.0" in out
     assert "failed in salsox_losses: RuntimeError: no losses today" in out
     assert "'VI' is built in" in out

@@ -14,7 +14,7 @@ from .base import CountLoss, Loss, PSMLoss
 from .builtin import BUILTIN_LOSSES, ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
 from .countsum import CountSumLoss
 from .plugin_bases import ContingencyLoss, DecomposableLoss
-from .resolve import LossLike, get_loss
+from .resolve import TIERS, LossLike, get_loss, loss_tier
 
 __all__ = [
     "Loss",
@@ -32,6 +32,8 @@ __all__ = [
     "ContingencyLoss",
     "CountSumLoss",
     "get_loss",
+    "loss_tier",
+    "TIERS",
     "LossLike",
     "BUILTIN_LOSSES",
 ]

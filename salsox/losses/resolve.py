@@ -7,8 +7,13 @@ from typing import Any, Optional, Union
 from ..registry import registry
 from .base import Loss
 from .builtin import BUILTIN_LOSSES, _Costs
+from .countsum import CountSumLoss
+from .plugin_bases import ContingencyLoss, DecomposableLoss
 
-__all__ = ["get_loss", "LossLike"]
+__all__ = ["get_loss", "LossLike", "loss_tier", "TIERS"]
+
+#: How each kind of loss is computed, fastest first (see :func:`loss_tier`).
+TIERS = ("built-in", "tabulated", "count-sum", "general")
 
 LossLike = Union[str, Loss]
 
@@ -40,3 +45,21 @@ def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None)
     if a is not None or b is not None:
         raise ValueError(f"loss {cls.name!r} has no costs a and b")
     return cls()
+
+
+def loss_tier(loss: Any) -> str:
+    """How the engine computes a loss (a :class:`Loss` instance or class).
+
+    ``"built-in"``: one of salsox's losses (or a subclass), in C++; ``"tabulated"``: a
+    :class:`~salsox.plugins.DecomposableLoss`, its terms tabulated once per search;
+    ``"count-sum"``: a :class:`~salsox.plugins.CountSumLoss`, its sums tabulated and its
+    formula compiled; ``"general"``: a :class:`~salsox.plugins.ContingencyLoss`, called
+    from the search in batches of tables. Any other object gives ``"unknown"``.
+    """
+    cls = loss if isinstance(loss, type) else type(loss)
+    if not issubclass(cls, Loss):
+        return "unknown"
+    for base, tier in ((CountSumLoss, "count-sum"), (DecomposableLoss, "tabulated"), (ContingencyLoss, "general")):
+        if issubclass(cls, base):
+            return tier
+    return "built-in" if any(issubclass(cls, b) for b in BUILTIN_LOSSES.values()) else "unknown"
