@@ -29,12 +29,31 @@ class Initializer:
     ``max_clusters`` distinct values (any values; they are relabelled). Set
     ``deterministic=True`` when the result ignores ``rng``: it is then computed once per search
     rather than once per run.
+
+    ``setup``, optional, is a once-per-search step for the work all runs share (say, the
+    posterior similarity matrix): ``setup(draws, max_clusters) -> state`` is called once per
+    search, before the first run that uses the initialiser (not at all when none does), and
+    the function then receives its result as a fourth argument,
+    ``function(draws, max_clusters, rng, state)``. ``state`` is shared by the runs: treat it
+    as read-only. Each search (each :func:`salsox.salso` call, each step of
+    :func:`salsox.tune`) calls ``setup`` again, since the draws or the cap may differ.
     """
 
     name: str
-    function: Callable[[np.ndarray, int, np.random.Generator], Any]
+    function: Callable[..., Any]
     description: str = ""
     deterministic: bool = False
+    setup: Optional[Callable[[np.ndarray, int], Any]] = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.function):
+            raise TypeError(
+                f"initializer {self.name!r}: function must be callable, got {type(self.function).__name__}"
+            )
+        if self.setup is not None and not callable(self.setup):
+            raise TypeError(
+                f"initializer {self.name!r}: setup must be callable or None, got {type(self.setup).__name__}"
+            )
 
 
 # Plugins provide Initializer objects.
@@ -72,11 +91,25 @@ def _initializer_label(init: Initializer) -> str:
     return f"initializer plugin {init.name!r}"
 
 
-def _call_initializer(init: Initializer, draws: np.ndarray, max_clusters: int, rng: np.random.Generator) -> np.ndarray:
+def _setup(init: Initializer, draws: np.ndarray, max_clusters: int) -> Any:
+    """The initialiser's once-per-search state (None without a setup step)."""
+    if init.setup is None:
+        return None
+    try:
+        return init.setup(draws, max_clusters)
+    except Exception as err:
+        raise PluginError(f"{_initializer_label(init)}: setup raised {type(err).__name__}: {err}") from err
+
+
+def _call_initializer(
+    init: Initializer, draws: np.ndarray, max_clusters: int, rng: np.random.Generator, state: Any = None
+) -> np.ndarray:
     """One starting partition, validated and relabelled 0..q-1."""
     n = draws.shape[1]
     try:
-        raw = init.function(draws, max_clusters, rng)
+        raw = init.function(draws, max_clusters, rng) if init.setup is None else init.function(
+            draws, max_clusters, rng, state
+        )
         labels = np.asarray(raw)
     except Exception as err:
         raise PluginError(f"{_initializer_label(init)} raised {type(err).__name__}: {err}") from err
@@ -105,6 +138,7 @@ def initial_partitions(
 
     Run r uses it with probability ``prob`` (decided by the stream ``(seed, r, 1)``) and calls it
     with ``Generator(PCG64(SeedSequence([seed, r])))``, so results do not depend on ``n_jobs``.
+    The initialiser's ``setup``, if any, runs once here, before the first such call.
 
     Returns
     -------
@@ -124,10 +158,12 @@ def initial_partitions(
         used = np.array(u) < prob
     initial = np.zeros((n_runs, n), dtype=np.int32)
     first: Optional[np.ndarray] = None
+    # The shared work once per search, and only when some run uses the initialiser.
+    state = _setup(init, draws, max_clusters) if used.any() else None
     for r in np.flatnonzero(used):
         if init.deterministic and first is not None:
             initial[r] = first
             continue
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, int(r)])))
-        initial[r] = first = _call_initializer(init, draws, max_clusters, rng)
+        initial[r] = first = _call_initializer(init, draws, max_clusters, rng, state)
     return initial, used.astype(np.uint8), init.name
