@@ -174,8 +174,8 @@ def test_accepts_draws_object(galaxy, galaxy_vi):
 
 def test_bad_arguments(galaxy, galaxy_vi):
     sample = galaxy[:50]
-    with pytest.raises(ValueError, match="loss must be 'VI' or 'binder'"):
-        salsox.credible_ball(galaxy_vi, sample, "omARI")
+    with pytest.raises(ValueError, match="computed from a PSM"):
+        salsox.credible_ball(galaxy_vi, sample, "VI.lb")
     with pytest.raises(ValueError, match="equal costs"):
         salsox.credible_ball(galaxy_vi, sample, salsox.VI(a=0.5, b=1.0))
     for level in (0.0, 1.5, -0.1):

@@ -38,7 +38,9 @@ def add_parser(sub: Any) -> None:
     _add_draws(p)
     p.add_argument("--labels", help="labels file of the centre (default: run the search first)")
     p.add_argument(
-        "--distance", choices=("VI", "binder"), default="VI", help="distance between partitions (default VI)"
+        "--distance",
+        default="VI",
+        help="distance between partitions: VI (default), binder, omARI, NVI, ID, NID or a plugin's symmetric loss",
     )
     p.add_argument("--level", type=_probability, default=0.95, help="posterior probability (default 0.95)")
     _add_loss(p)

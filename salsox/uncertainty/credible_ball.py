@@ -1,7 +1,8 @@
 """Credible ball around a partition estimate (Wade & Ghahramani 2018, Bayesian Analysis 13(2)).
 
 The 100 ``level`` % credible ball is the smallest ball around the estimate, in the VI or
-Binder distance, with posterior probability at least ``level``. It is estimated from the
+Binder distance (or any symmetric loss, a plugin's too), with posterior probability at least
+``level``. It is estimated from the
 draws exactly as R's ``mcclust.ext::credibleball``: the draws are sorted by their distance to
 the estimate and the first ``ceil(level * H)`` of them form the ball. Three bounds summarise
 it:
@@ -23,7 +24,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_rows
 from ..io import Draws, convert_foreign
-from ..losses import VI, Binder, Loss, get_loss
+from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import partition_loss
 
 __all__ = ["Bound", "CredibleBall", "credible_ball"]
@@ -68,8 +69,8 @@ class CredibleBall:
     estimate : ndarray of int, shape (n,)
         The centre (canonical labels).
     loss : Loss
-        The distance: ``VI()`` or ``Binder()`` (N-invariant, i.e. 2/n^2 times the pairwise
-        Binder loss, as mcclust.ext).
+        The distance: e.g. ``VI()`` or ``Binder()`` (N-invariant, i.e. 2/n^2 times the
+        pairwise Binder loss, as mcclust.ext), or any symmetric loss, a plugin's too.
     level : float
         Requested posterior probability.
     radius : float
@@ -148,16 +149,42 @@ class CredibleBall:
         )
 
 
+# Losses known to be symmetric with these parameters (a plugin loss is checked on a few draws).
+_SYMMETRIC = (OMARI, NVI, ID, NID)
+
+# Relative difference between the two directions of a loss taken as rounding.
+_SYMMETRY_RTOL = 1e-8
+
+
 def _metric(loss: Any) -> Loss:
-    if isinstance(loss, str) and loss.lower() not in ("vi", "binder"):
-        raise ValueError(f"loss must be 'VI' or 'binder' (a distance between partitions), got {loss!r}")
     resolved = get_loss(loss)
-    if type(resolved) not in (VI, Binder):
-        raise ValueError(f"loss must be 'VI' or 'binder' (a distance between partitions), got {loss!r}")
-    if resolved.a != resolved.b:  # type: ignore[attr-defined]
+    if isinstance(resolved, PSMLoss):
+        raise ValueError(
+            f"loss {resolved.name!r} is computed from a PSM, not between two partitions: a credible ball needs "
+            "a distance between partitions (VI, binder, omARI, NVI, ID, NID or a plugin's loss)"
+        )
+    if type(resolved) in (VI, Binder) and resolved.a != resolved.b:  # type: ignore[attr-defined]
         # Unequal costs make the loss asymmetric: not a distance, so no ball.
         raise ValueError(f"loss must have equal costs a = b to be a distance, got {resolved!r}")
     return resolved
+
+
+def _check_symmetric(metric: Loss, matrix: np.ndarray, centre: np.ndarray, distances: np.ndarray) -> None:
+    """A loss not known to be symmetric must be, on a few draws (the farthest first): the
+    distances were computed with the draws as estimates, one engine call for all."""
+    if type(metric) in (VI, Binder) or type(metric) in _SYMMETRIC:
+        return
+    h = len(distances)
+    picks = list(dict.fromkeys([int(np.argmax(distances)), *np.linspace(0, h - 1, min(h, 4)).astype(int).tolist()]))
+    for index in picks:
+        other = float(partition_loss(centre, matrix[index], metric, n_jobs=1))
+        d = float(distances[index])
+        if abs(other - d) > _SYMMETRY_RTOL * max(1.0, abs(d), abs(other)):
+            raise ValueError(
+                f"loss {metric.name!r} is not symmetric: between the estimate and draw {index} it is {other!r} "
+                f"with the draw as truth and {d!r} with the estimate as truth; a credible ball needs a distance "
+                "(a symmetric loss, 0 only between equal partitions)"
+            )
 
 
 def _draws_matrix(draws: Any) -> np.ndarray:
@@ -186,9 +213,15 @@ def credible_ball(
         The centre of the ball.
     draws : array-like (H, n), Draws, xarray DataArray or (InferenceData, name)
         Posterior draws of the partition.
-    loss : {"VI", "binder"} or VI/Binder with a = b, default "VI"
-        The distance between partitions. ``"binder"`` is mcclust.ext's N-invariant Binder
-        distance.
+    loss : str or Loss, default "VI"
+        The distance between partitions: ``"VI"``, ``"binder"`` (mcclust.ext's N-invariant
+        Binder distance; VI and Binder with equal costs a = b), ``"omARI"``, ``"NVI"``,
+        ``"ID"``, ``"NID"``, or any plugin loss -- count-sum, tabulated or general -- by name
+        or as an instance (a :class:`~salsox.plugins.CountSumLoss` such as the Jaccard
+        distance, for example). It must be symmetric: a loss not known to be is checked on a
+        few draws (the farthest from the estimate among them) and refused with a ValueError
+        if its two directions differ. PSM-based losses (``"VI.lb"``, ``"omARI.approx"``)
+        are not distances between partitions and are refused.
     level : float, default 0.95
         Posterior probability of the ball, in (0, 1]; mcclust.ext's ``1 - alpha``.
     n_jobs : int, optional
@@ -200,7 +233,9 @@ def credible_ball(
 
     Notes
     -----
-    The distances of all H draws to the estimate are computed in one engine call, O(H n).
+    The distances of all H draws to the estimate are computed in one engine call, O(H n)
+    for native losses (built-in, tabulated, count-sum); a general plugin loss is called
+    from that engine call in batches of tables.
     Draws tied with the last one admitted at the ball's edge are left out in draw order, as
     mcclust.ext does; a bound lists every distinct partition that attains it.
     """
@@ -221,6 +256,7 @@ def credible_ball(
     # the loss is symmetric, so this is the distance.
     distances = np.asarray(partition_loss(matrix, centre, metric, n_jobs=jobs), dtype=np.float64)
     distances = np.maximum(distances, 0.0)  # rounding can give -1e-16 for identical partitions
+    _check_symmetric(metric, matrix, centre, distances)
     order = np.argsort(distances, kind="stable")  # R's sort(index.return=TRUE) is stable
     # ceil(level * H), guarded against 0.95 * 100 = 95.00000000000001.
     size = min(h, max(1, math.ceil(level * h - 1e-9 * h)))
