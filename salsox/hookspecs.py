@@ -76,6 +76,13 @@ def salsox_initializers() -> Sequence[Any]:
     ``max_clusters`` distinct values (they are relabelled 0..q-1). It runs in Python before
     the search, once per run that uses it (once per search if ``deterministic=True``).
 
+    Work that every run shares (the posterior similarity matrix, a tree of it) belongs in
+    the initialiser's setup step, ``Initializer(..., setup=setup)``: ``setup(draws,
+    max_clusters) -> state`` is called once per search, before the first run that uses the
+    initialiser (never when no run does), and the function is then called as
+    ``init(draws, max_clusters, rng, state)``. An exception in either is a
+    :class:`salsox.plugins.PluginError` naming the initialiser.
+
     Users select it with ``salso(draws, initializer="name")``; ``prob_initializer`` mixes it
     with the built-in sequential and random initialisations.
 
@@ -83,6 +90,6 @@ def salsox_initializers() -> Sequence[Any]:
 
         @salsox.hookimpl
         def salsox_initializers():
-            return [Initializer("psm-hclust", psm_hclust, deterministic=True)]
+            return [Initializer("psm-hclust", psm_hclust, deterministic=True, setup=psm_linkage)]
     """
     return ()  # a specification: the body never runs
