@@ -99,8 +99,8 @@ def test_heatmap_pools_large_matrices(mpl, tmp_path):
 def test_mds(mpl, example, tmp_path):
     _, _, s = example
     ax = plots.plot_mds(s)
-    # One scatter per cluster plus the exemplars.
-    assert len(ax.collections) == s.n_clusters + 1
+    # The segments to the exemplars, one scatter per cluster, the exemplars.
+    assert len(ax.collections) == s.n_clusters + 2
     _assert_not_blank(ax.figure, tmp_path / "mds.png")
 
 
