@@ -63,7 +63,7 @@ def _colors(k: int) -> np.ndarray:
     return _distinct_colors(k)
 
 
-def cluster_colors(sizes: Sequence[int], other_singletons: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+def cluster_colors(sizes: Any, other_singletons: bool = True) -> Tuple[np.ndarray, np.ndarray]:
     """Colours of clusters of the given sizes, so that the largest clusters are the most distinct.
 
     Clusters are ranked by size (largest first, lower label on ties) and take the distinct
@@ -115,8 +115,8 @@ def _renderer(fig: Any) -> Any:
     return fig.canvas.get_renderer()
 
 
-def thin_tick_labels(ax_or_axis: Any, which: str, positions: Sequence[float], labels: Sequence[str],
-                     priority: Sequence[float], pad: float = 2.0) -> np.ndarray:
+def thin_tick_labels(ax_or_axis: Any, which: str, positions: Any, labels: Sequence[str],
+                     priority: Any, pad: float = 2.0) -> np.ndarray:
     """Set ticks with labels at ``positions``, then keep only labels that do not overlap.
 
     The figure is laid out and every label measured; labels are kept in order of ``priority``
@@ -147,7 +147,7 @@ def thin_tick_labels(ax_or_axis: Any, which: str, positions: Sequence[float], la
     return chosen
 
 
-def legend_handles(colors: np.ndarray, other: np.ndarray, sizes: Sequence[int], limit: int = 20) -> List[Any]:
+def legend_handles(colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int = 20) -> List[Any]:
     """Legend entries: the clusters not drawn as "other", largest first (at most ``limit``, then
     a line counting the rest), then one grey entry for the "other" clusters (singletons)."""
     from matplotlib.lines import Line2D

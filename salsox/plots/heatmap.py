@@ -102,7 +102,8 @@ def plot_heatmap(
     for e in edges:
         ax.axhline(e, color=boundary_color, linewidth=0.8)
         ax.axvline(e, color=boundary_color, linewidth=0.8)
-    ax.set_title(title if title is not None else f"Posterior similarity ({s.n_clusters} cluster{'s' if s.n_clusters != 1 else ''})")
+    plural = "s" if s.n_clusters != 1 else ""
+    ax.set_title(title if title is not None else f"Posterior similarity ({s.n_clusters} cluster{plural})")
     if ids:
         names = _item_names(x, s)
         texts = [names[i] if names is not None else str(i) for i in items]

@@ -6,7 +6,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._common import _summary_of, _colors, _new_axes
+from ._common import _summary_of, _new_axes
 
 
 # Largest classical MDS attempted (bytes at the peak, see _check_mds_memory).
@@ -91,7 +91,9 @@ def _classical_mds(distances: np.ndarray, n_components: int) -> Tuple[np.ndarray
     return coords, explained
 
 
-def stacked_points(coords: np.ndarray, labels: np.ndarray, resolution: float = 1.0 / 150) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stacked_points(
+    coords: np.ndarray, labels: np.ndarray, resolution: float = 1.0 / 150
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Points of one cluster that would hide each other, merged into one.
 
     Points of a cluster in one cell of a grid ``resolution`` times the plot's extent wide
