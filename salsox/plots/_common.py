@@ -115,36 +115,45 @@ def _renderer(fig: Any) -> Any:
     return fig.canvas.get_renderer()
 
 
-def thin_tick_labels(ax_or_axis: Any, which: str, positions: Any, labels: Sequence[str],
-                     priority: Any, pad: float = 2.0) -> np.ndarray:
-    """Set ticks with labels at ``positions``, then keep only labels that do not overlap.
+TickSpec = Tuple[Any, str, Any, Sequence[str], Any, float]
 
-    The figure is laid out and every label measured; labels are kept in order of ``priority``
-    (highest first) when their box, grown by ``pad`` points, meets no kept label. Returns the
-    indices kept (in position order). ``which`` is "x" or "y"; ``ax_or_axis`` an Axes (or a
-    secondary axis, which has the same methods).
+
+def thin_tick_labels(specs: Sequence[TickSpec]) -> List[np.ndarray]:
+    """Set tick labels, then keep only labels that do not overlap.
+
+    Each spec is ``(axes, which, positions, labels, priority, pad)``: ``axes`` an Axes (or a
+    secondary axis), ``which`` "x" or "y". All labels are set, the figure is laid out once and
+    every label measured; then, per spec, labels are kept in order of ``priority`` (highest
+    first) when their box, grown by ``pad`` points, meets no kept label. Removing labels only
+    frees room, so what is kept stays apart after the final layout. Returns the indices kept
+    for each spec (in position order).
     """
-    positions = np.asarray(positions, dtype=np.float64)
-    setter = ax_or_axis.set_xticks if which == "x" else ax_or_axis.set_yticks
-    getter = ax_or_axis.get_xticklabels if which == "x" else ax_or_axis.get_yticklabels
-    setter(positions)
-    (ax_or_axis.set_xticklabels if which == "x" else ax_or_axis.set_yticklabels)(list(labels))
-    if positions.size <= 1:
-        return np.arange(positions.size)
-    renderer = _renderer(ax_or_axis.figure)
-    texts = getter()
-    grow = pad * ax_or_axis.figure.dpi / 72.0
-    boxes = [t.get_window_extent(renderer).padded(grow) for t in texts]
-    kept: List[int] = []
-    for i in np.argsort(-np.asarray(priority, dtype=np.float64), kind="stable"):
-        if all(not boxes[i].overlaps(boxes[j]) for j in kept):
-            kept.append(int(i))
-    chosen = np.sort(np.asarray(kept, dtype=np.intp))
-    setter(positions[chosen])
-    (ax_or_axis.set_xticklabels if which == "x" else ax_or_axis.set_yticklabels)(
-        [labels[i] for i in chosen]
-    )
-    return chosen
+    def put(ax: Any, which: str, positions: np.ndarray, labels: Sequence[str]) -> None:
+        if which == "x":
+            ax.set_xticks(positions)
+            ax.set_xticklabels(list(labels))
+        else:
+            ax.set_yticks(positions)
+            ax.set_yticklabels(list(labels))
+
+    for ax, which, positions, labels, _, _ in specs:
+        put(ax, which, np.asarray(positions, dtype=np.float64), labels)
+    if not specs or all(np.size(spec[2]) <= 1 for spec in specs):
+        return [np.arange(np.size(spec[2])) for spec in specs]
+    renderer = _renderer(specs[0][0].figure)
+    result = []
+    for ax, which, positions, labels, priority, pad in specs:
+        texts = ax.get_xticklabels() if which == "x" else ax.get_yticklabels()
+        grow = pad * ax.figure.dpi / 72.0
+        boxes = [t.get_window_extent(renderer).padded(grow) for t in texts]
+        kept: List[int] = []
+        for i in np.argsort(-np.asarray(priority, dtype=np.float64), kind="stable"):
+            if all(not boxes[i].overlaps(boxes[j]) for j in kept):
+                kept.append(int(i))
+        chosen = np.sort(np.asarray(kept, dtype=np.intp))
+        put(ax, which, np.asarray(positions, dtype=np.float64)[chosen], [labels[i] for i in chosen])
+        result.append(chosen)
+    return result
 
 
 def legend_handles(colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int = 20) -> List[Any]:

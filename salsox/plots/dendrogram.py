@@ -190,7 +190,7 @@ def plot_dendrogram(
         ax.set_xlabel("clusters of the estimate (n: size)")
         texts = [f"{c} (n={s.sizes[c]})" for c in order]
         ax.tick_params(axis="x", labelsize=8, labelrotation=90 if m > 8 else 0, length=2)
-        kept = thin_tick_labels(ax, "x", np.arange(m), texts, s.sizes[order])
+        (kept,) = thin_tick_labels([(ax, "x", np.arange(m), texts, s.sizes[order], 2.0)])
         for text, c in zip(ax.get_xticklabels(), order[kept]):
             text.set_color(text_color(colors[c]))
     else:

@@ -104,6 +104,7 @@ def plot_heatmap(
         ax.axvline(e, color=boundary_color, linewidth=0.8)
     plural = "s" if s.n_clusters != 1 else ""
     ax.set_title(title if title is not None else f"Posterior similarity ({s.n_clusters} cluster{plural})")
+    specs = []
     if ids:
         names = _item_names(x, s)
         texts = [names[i] if names is not None else str(i) for i in items]
@@ -113,8 +114,8 @@ def plot_heatmap(
         bottom.tick_params(labelsize=fontsize, length=2, labelrotation=90)
         right.tick_params(labelsize=fontsize, length=2)
         bottom.set_xlabel("items, grouped by cluster", fontsize=9)
-        thin_tick_labels(bottom, "x", np.arange(n), texts, -np.arange(n), pad=0.5)
-        thin_tick_labels(right, "y", np.arange(n), texts, -np.arange(n), pad=0.5)
+        specs += [(bottom, "x", np.arange(n), texts, -np.arange(n), 0.5),
+                  (right, "y", np.arange(n), texts, -np.arange(n), 0.5)]
     else:
         ax.set_xlabel("items, grouped by cluster")
     ax.xaxis.set_ticks_position("top")
@@ -124,13 +125,13 @@ def plot_heatmap(
     # Cluster numbers in the colours the other plots use, the largest clusters labelled first.
     colors, _ = cluster_colors(s.sizes)
     centres = np.cumsum(sizes) - sizes / 2.0 - 0.5
-    texts = [str(c) for c in s.cluster_order]
-    for which in ("x", "y"):
-        kept = thin_tick_labels(ax, which, centres, texts, sizes)
-        labels = ax.get_xticklabels() if which == "x" else ax.get_yticklabels()
-        for text, c in zip(labels, s.cluster_order[kept]):
+    numbers = [str(c) for c in s.cluster_order]
+    specs += [(ax, "x", centres, numbers, sizes, 2.0), (ax, "y", centres, numbers, sizes, 2.0)]
+    if colorbar:  # after the secondary axes, else constrained layout loses the y label
+        ax.figure.colorbar(image, ax=ax, label="posterior similarity", fraction=0.046, pad=0.04)
+    kept = thin_tick_labels(specs)
+    for labels, chosen in zip((ax.get_xticklabels(), ax.get_yticklabels()), kept[-2:]):
+        for text, c in zip(labels, s.cluster_order[chosen]):
             text.set_color(text_color(colors[c]))
             text.set_fontweight("bold")
-    if colorbar:
-        ax.figure.colorbar(image, ax=ax, label="posterior similarity", fraction=0.046, pad=0.04)
     return ax
