@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import matplotlib
 
@@ -73,40 +73,43 @@ def understanding_figure(written: List[Path]) -> None:
     written.append(path)
 
 
+GALLERY = ("heatmap", "mds", "pairs", "strip", "dendrogram", "ball", "chips")
+
+
+def gallery_figure(name: str, data: np.ndarray, draws: np.ndarray, estimate: Any, summary: Any) -> Any:
+    """One gallery figure of one case."""
+    if name == "heatmap":
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.8), layout="constrained")
+        plots.plot_heatmap(summary, ax=left, title='order="fit" (best-fitting items first)')
+        plots.plot_heatmap(summary, ax=right, order="hclust", colorbar=False,
+                           title='order="hclust" (sub-structure within clusters)')
+        return fig
+    if name == "mds":
+        return plots.plot_mds(summary).figure
+    if name == "pairs":
+        return plots.plot_pairs(data, summary, segments=True)
+    if name == "strip":
+        return plots.plot_pairs(data[:, :1], summary)
+    if name == "dendrogram":
+        width = max(11.0, 0.5 * estimate.n_clusters + 4.0)
+        fig, (left, right) = plt.subplots(1, 2, figsize=(width, 4.4), layout="constrained")
+        plots.plot_dendrogram(summary, draws, kind="loss", ax=left)
+        plots.plot_dendrogram(summary, ax=right)
+        return fig
+    if name == "ball":
+        return plots.plot_credible_ball(salsox.credible_ball(estimate, draws), data)
+    if name == "chips":
+        return plots.plot_chips(salsox.chips(draws, threshold=0.5, seed=0), data).figure
+    raise ValueError(f"no gallery figure {name!r}")
+
+
 def gallery(written: List[Path]) -> None:
     """Every plot on each case: docs/images/gallery_<case>_<plot>.png."""
     for case, (data, draws) in cases().items():
         estimate = salsox.salso(draws, "VI", n_runs=16, seed=0)
         summary = estimate.summary(draws)
-        figures: Dict[str, Callable[[], Any]] = {}
-
-        def heatmaps() -> Any:
-            fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.8), layout="constrained")
-            plots.plot_heatmap(summary, ax=left, title='order="fit" (best-fitting items first)')
-            plots.plot_heatmap(summary, ax=right, order="hclust", colorbar=False,
-                               title='order="hclust" (sub-structure within clusters)')
-            return fig
-
-        def dendrograms() -> Any:
-            width = max(11.0, 0.5 * estimate.n_clusters + 4.0)
-            fig, (left, right) = plt.subplots(1, 2, figsize=(width, 4.4), layout="constrained")
-            plots.plot_dendrogram(summary, draws, kind="loss", ax=left)
-            plots.plot_dendrogram(summary, ax=right)
-            return fig
-
-        def chips() -> Any:
-            result = salsox.chips(draws, threshold=0.5, seed=0)
-            return plots.plot_chips(result, data).figure
-
-        figures["heatmap"] = heatmaps
-        figures["mds"] = lambda: plots.plot_mds(summary).figure
-        figures["pairs"] = lambda: plots.plot_pairs(data, summary, segments=True)
-        figures["strip"] = lambda: plots.plot_pairs(data[:, :1], summary)
-        figures["dendrogram"] = dendrograms
-        figures["ball"] = lambda: plots.plot_credible_ball(salsox.credible_ball(estimate, draws), data)
-        figures["chips"] = chips
-        for name, make in figures.items():
-            _save(make(), f"gallery_{case}_{name}.png", written)
+        for name in GALLERY:
+            _save(gallery_figure(name, data, draws, estimate, summary), f"gallery_{case}_{name}.png", written)
 
 
 def main() -> int:
