@@ -364,3 +364,32 @@ def test_matched_colors_follow_the_estimate():
     colors = matched_colors(estimate, bound)
     np.testing.assert_allclose(colors[0], est_colors[0])
     np.testing.assert_allclose(colors[1], est_colors[2])
+
+
+def test_credible_ball_one_variable_and_bad_data(plt):
+    base, draws, _ = _case(3)
+    ball = salsox.credible_ball(base, draws)
+    fig = plots.plot_credible_ball(ball, np.arange(base.shape[0], dtype=float))
+    assert fig.axes[2].get_xlabel() == "x" and not fig.axes[0].get_yticks().size
+    with pytest.raises(ValueError, match=f"must have {base.shape[0]} rows"):
+        plots.plot_credible_ball(ball, np.zeros((3, 2)))
+
+
+# ---- CHIPS ---------------------------------------------------------------------------------
+
+
+def test_chips_plot_legend_groups_singletons_and_marks_unallocated(plt):
+    _, draws, _ = _case(6, 4, seed=3)
+    result = salsox.chips(draws, threshold=0.3, seed=0)
+    ax = plots.plot_chips(result)
+    sizes = np.bincount(result.labels[result.labels >= 0])
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    singletons = int(np.sum(sizes == 1))
+    grouped = singletons if singletons > 1 else 0  # several singletons: one "other" entry
+    expected = len(sizes) - grouped + (grouped > 0) + (len(result.unallocated.items) > 0)
+    assert len(texts) == expected
+    if len(result.unallocated.items):
+        assert texts[-1].startswith(f"unallocated (n={len(result.unallocated.items)})")
+    renderer = _draw(ax.figure)
+    assert not ax.get_legend().get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+    assert ax.get_xlabel() == "MDS 1" and ax.get_ylabel() == "MDS 2"
