@@ -99,19 +99,20 @@ def test_heatmap_pools_large_matrices(mpl, tmp_path):
 def test_mds(mpl, example, tmp_path):
     _, _, s = example
     ax = plots.plot_mds(s)
-    # One scatter per cluster plus the exemplars.
-    assert len(ax.collections) == s.n_clusters + 1
+    # The segments to the exemplars, one scatter per cluster, the exemplars.
+    assert len(ax.collections) == s.n_clusters + 2
     _assert_not_blank(ax.figure, tmp_path / "mds.png")
 
 
 def test_pairs_on_data(mpl, example, tmp_path):
     ex, est, s = example
     fig = plots.plot_pairs(ex.data, s)
-    assert fig.__class__.__name__ == "Figure" and len(fig.axes) == 4
+    # Four panels, and the hidden count axis of each diagonal histogram.
+    assert fig.__class__.__name__ == "Figure" and len(fig.axes) == 4 + 2
     _assert_not_blank(fig, tmp_path / "pairs.png")
     # Labels alone are enough; columns choose features.
     fig = plots.plot_pairs(np.column_stack([ex.data, ex.data[:, 0] ** 2]), est, columns=[0, 2])
-    assert len(fig.axes) == 4
+    assert len(fig.axes) == 4 + 2
     with pytest.raises(ValueError, match="100 rows but the estimate has 99"):
         plots.plot_pairs(ex.data, est.labels[:99])
     with pytest.raises(ValueError, match="max_columns"):
@@ -125,7 +126,7 @@ def test_pairs_with_iris_like_frame(mpl, tmp_path):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame(rng.normal(size=(150, 3)) + est.labels[:, None], columns=["a", "b", "c"])
     fig = plots.plot_pairs(frame, est, columns=["a", "c"])
-    assert [ax.get_xlabel() for ax in fig.axes[2:]] == ["a", "c"]
+    assert [ax.get_xlabel() for ax in fig.axes[2:4]] == ["a", "c"]
     _assert_not_blank(fig, tmp_path / "frame.png")
 
 

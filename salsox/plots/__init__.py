@@ -7,18 +7,25 @@ Every function takes a :class:`~salsox.Summary` (from ``Estimate.summary(draws)`
   cluster boundaries drawn;
 * :func:`plot_mds` -- classical multidimensional scaling of 1 - PSM, coloured by cluster;
 * :func:`plot_pairs` -- a scatter-plot matrix of the user's data, coloured by cluster;
-* :func:`plot_dendrogram` -- average linkage of the estimate's clusters (or of the items);
-* :func:`plot_chips` -- a CHIPS sub-partition (:func:`salsox.chips`), unallocated items grey.
+* :func:`plot_dendrogram` -- R salso's expected-loss dendrogram of the clusters
+  (``kind="loss"``), or average linkage on 1 - PSM (of the clusters, or of the items);
+* :func:`plot_credible_ball` -- the estimate and the bounds of its credible ball side by side;
+* :func:`plot_chips` -- a CHIPS sub-partition (:func:`salsox.chips`), unallocated items as open circles.
+
+The largest clusters get the most distinct colours (the same in every plot of one estimate);
+when an estimate has several singletons, they are grey, as "other".
 
 Single-panel plots draw into ``ax`` when given and return the matplotlib ``Axes``;
-:func:`plot_pairs` returns the ``Figure``. matplotlib is imported only when a plot is drawn,
-the MDS is computed here with numpy, the linkage by scipy.
+:func:`plot_pairs` and :func:`plot_credible_ball` return the ``Figure``. matplotlib is
+imported only when a plot is drawn, the MDS is computed here with numpy, the linkage by scipy.
 """
 
 from .chips import plot_chips
-from .dendrogram import plot_dendrogram
+from .credible_ball import plot_credible_ball
+from .dendrogram import loss_linkage, plot_dendrogram
 from .heatmap import plot_heatmap
 from .mds import classical_mds, plot_mds
 from .pairs import plot_pairs
 
 __all__ = ["plot_heatmap", "plot_mds", "plot_pairs", "plot_dendrogram", "plot_chips", "classical_mds"]
+__all__ += ["plot_credible_ball", "loss_linkage"]

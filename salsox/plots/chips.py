@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..metrics import psm
-from ._common import _colors, _new_axes
+from ._common import _new_axes, cluster_colors, legend_handles
 from .mds import classical_mds
 
 __all__ = ["plot_chips"]
@@ -15,7 +15,8 @@ __all__ = ["plot_chips"]
 
 def plot_chips(result: Any, data: Any = None, *, ax: Any = None, title: Optional[str] = None) -> Any:
     """A CHIPS sub-partition (:func:`salsox.chips`, single mode): allocated items coloured by
-    cluster, unallocated items grey, each sized by ``p - q_i`` (how much the sub-partition's
+    cluster (as the other plots: several singletons grey), unallocated items as open circles,
+    each sized by ``p - q_i`` (how much the sub-partition's
     probability p would drop were it added: the larger, the more uncertain the item).
 
     Parameters
@@ -46,22 +47,27 @@ def plot_chips(result: Any, data: Any = None, *, ax: Any = None, title: Optional
         if coords.ndim != 2 or coords.shape != (n, 2):
             raise ValueError(f"data must have shape ({n}, 2) (one point per item), got {coords.shape}")
         xlabel, ylabel = "x 1", "x 2"
-    ax = _new_axes(ax, (5.0, 4.6))
+    ax = _new_axes(ax, (6.4, 4.6))
     k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
-    colors = _colors(max(k, 1))
-    for c in range(k):
+    sizes = np.bincount(labels[labels >= 0], minlength=k)
+    colors, other = cluster_colors(sizes)
+    for c in np.lexsort((np.arange(k), sizes)):  # large clusters drawn last, on top
         members = labels == c
-        ax.scatter(coords[members, 0], coords[members, 1], s=24, color=colors[c], alpha=0.85,
-                   label=f"{c} (n={int(members.sum())})", edgecolors="none")
+        ax.scatter(coords[members, 0], coords[members, 1], s=24, color=colors[c], alpha=0.85, edgecolors="none")
     u = result.unallocated
+    handles = legend_handles(colors, other, sizes) if k else []
     if len(u.items):
+        from matplotlib.lines import Line2D
+
         p = float(result.probability)
         drop = np.clip(p - np.asarray(u.q, dtype=np.float64), 0.0, None)
         size = 8.0 + 80.0 * drop / max(p, 1e-12)
-        ax.scatter(coords[u.items, 0], coords[u.items, 1], s=size, color="0.6", alpha=0.8,
-                   label=f"unallocated (n={len(u.items)})", edgecolors="0.3", linewidths=0.5)
-    if k <= 20:
-        ax.legend(fontsize=7, loc="best")
+        ax.scatter(coords[u.items, 0], coords[u.items, 1], s=size, facecolors="white", alpha=0.9,
+                   edgecolors="0.2", linewidths=0.8)
+        handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="0.2",
+                              label=f"unallocated (n={len(u.items)})\narea: p - q (uncertainty)"))
+    ax.legend(handles=handles, title="cluster (n)", fontsize=7, title_fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title if title is not None else f"CHIPS: {result.n_items} of {n} items, p = {result.probability:.3g}")

@@ -6,11 +6,35 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._common import _summary_of, _colors, _new_axes
+from ..summaries import Summary
+from ..summaries.linkage import average_linkage, leaf_order
+from ._common import _item_names, _new_axes, _summary_of, cluster_colors, text_color, thin_tick_labels
 
 
 # Beyond this many items the heatmap is block-averaged to about this many pixels a side.
 _HEATMAP_MAX_PIXELS = 1000
+
+# Item ids are shown by default up to this many items (as R salso does).
+_SHOW_IDS_MAX = 50
+
+
+def heatmap_order(s: Summary, order: str = "fit") -> np.ndarray:
+    """Items in heatmap order: clusters side by side in ``s.cluster_order``; within a cluster,
+    ``"fit"`` puts the best-fitting items first (``s.order``) and ``"hclust"`` follows the
+    average-linkage dendrogram of 1 - PSM among the cluster's items, which shows any
+    sub-structure of a cluster (e.g. two sub-blocks)."""
+    if order == "fit":
+        return np.asarray(s.order)
+    if order != "hclust":
+        raise ValueError(f"order must be 'fit' or 'hclust', got {order!r}")
+    parts = []
+    for c in s.cluster_order:
+        members = np.flatnonzero(s.labels == c)
+        if members.shape[0] > 2:
+            z = average_linkage(1.0 - s.psm[np.ix_(members, members)])
+            members = members[leaf_order(z)]
+        parts.append(members)
+    return np.concatenate(parts)
 
 
 def plot_heatmap(
@@ -22,12 +46,16 @@ def plot_heatmap(
     cmap: str = "viridis",
     boundary_color: str = "white",
     colorbar: bool = True,
+    show_ids: Optional[bool] = None,
+    order: str = "fit",
     title: Optional[str] = None,
 ) -> Any:
     """Heatmap of the posterior similarity matrix, ordered by the estimate.
 
-    Items are grouped by cluster (clusters in dendrogram order, best-fitting items first);
-    lines mark the cluster boundaries and ticks label the clusters.
+    Items are grouped by cluster (clusters in dendrogram order); lines mark the cluster
+    boundaries. Cluster numbers (top and left, in the cluster's colour of the other plots)
+    label the clusters that have room: a label that would overlap a larger cluster's is left
+    out, so labels never collide whatever the number of clusters.
 
     Parameters
     ----------
@@ -40,17 +68,26 @@ def plot_heatmap(
     cmap : str, default "viridis"
     boundary_color : str, default "white"
     colorbar : bool, default True
+    show_ids : bool, optional
+        Label the items (bottom and right) with their names when the estimate or summary knows
+        them (``item_names``), else their indices. Default: for at most 50 items.
+    order : {"fit", "hclust"}, default "fit"
+        Order within clusters: best-fitting items first, or the average-linkage order of the
+        cluster's items (see :func:`heatmap_order`).
     title : str, optional
 
     Returns
     -------
     matplotlib.axes.Axes
     """
+    if show_ids is not None and not isinstance(show_ids, (bool, np.bool_)):
+        raise TypeError(f"show_ids must be True, False or None, got {show_ids!r}")
     s = _summary_of(x, draws, loss)
-    ax = _new_axes(ax, (5.5, 4.6))
+    items = heatmap_order(s, order)
     n = s.n_items
-    matrix = s.psm[np.ix_(s.order, s.order)]
-    scale = 1
+    ids = (n <= _SHOW_IDS_MAX) if show_ids is None else bool(show_ids)
+    ax = _new_axes(ax, (6.4, 5.6) if ids else (5.6, 4.8))
+    matrix = s.psm[np.ix_(items, items)]
     if n > _HEATMAP_MAX_PIXELS:
         # Block-average so that huge matrices render quickly and without aliasing.
         scale = int(np.ceil(n / _HEATMAP_MAX_PIXELS))
@@ -65,23 +102,36 @@ def plot_heatmap(
     for e in edges:
         ax.axhline(e, color=boundary_color, linewidth=0.8)
         ax.axvline(e, color=boundary_color, linewidth=0.8)
-    centres = np.cumsum(sizes) - sizes / 2.0 - 0.5
-    if s.n_clusters <= 30:
-        colors = _colors(s.n_clusters)
-        ax.set_xticks(centres)
-        ax.set_xticklabels([str(c) for c in s.cluster_order], fontsize=8, fontweight="bold")
-        ax.set_yticks(centres)
-        ax.set_yticklabels([str(c) for c in s.cluster_order], fontsize=8, fontweight="bold")
-        # Cluster numbers in the colours the other plots use for them.
-        for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
-            for text, c in zip(labels, s.cluster_order):
-                text.set_color(colors[c])
+    plural = "s" if s.n_clusters != 1 else ""
+    ax.set_title(title if title is not None else f"Posterior similarity ({s.n_clusters} cluster{plural})")
+    specs = []
+    if ids:
+        names = _item_names(x, s)
+        texts = [names[i] if names is not None else str(i) for i in items]
+        fontsize = float(np.clip(220.0 / n, 4.0, 7.0))
+        bottom = ax.secondary_xaxis("bottom")
+        right = ax.secondary_yaxis("right")
+        bottom.tick_params(labelsize=fontsize, length=2, labelrotation=90)
+        right.tick_params(labelsize=fontsize, length=2)
+        bottom.set_xlabel("items, grouped by cluster", fontsize=9)
+        specs += [(bottom, "x", np.arange(n), texts, -np.arange(n), 0.5),
+                  (right, "y", np.arange(n), texts, -np.arange(n), 0.5)]
     else:
-        ax.set_xticks([])
-        ax.set_yticks([])
-    ax.set_xlabel("items, grouped by cluster")
-    ax.set_ylabel("items, grouped by cluster")
-    ax.set_title(title if title is not None else f"Posterior similarity ({s.n_clusters} clusters)")
-    if colorbar:
+        ax.set_xlabel("items, grouped by cluster")
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("bottom")
+    ax.tick_params(length=0, labelsize=8)
+    ax.set_ylabel("cluster")
+    # Cluster numbers in the colours the other plots use, the largest clusters labelled first.
+    colors, _ = cluster_colors(s.sizes)
+    centres = np.cumsum(sizes) - sizes / 2.0 - 0.5
+    numbers = [str(c) for c in s.cluster_order]
+    specs += [(ax, "x", centres, numbers, sizes, 2.0), (ax, "y", centres, numbers, sizes, 2.0)]
+    if colorbar:  # after the secondary axes, else constrained layout loses the y label
         ax.figure.colorbar(image, ax=ax, label="posterior similarity", fraction=0.046, pad=0.04)
+    kept = thin_tick_labels(specs)
+    for labels, chosen in zip((ax.get_xticklabels(), ax.get_yticklabels()), kept[-2:]):
+        for text, c in zip(labels, s.cluster_order[chosen]):
+            text.set_color(text_color(colors[c]))
+            text.set_fontweight("bold")
     return ax

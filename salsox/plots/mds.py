@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._common import _summary_of, _colors, _new_axes
+from ._common import _summary_of, _new_axes
 
 
 # Largest classical MDS attempted (bytes at the peak, see _check_mds_memory).
@@ -57,6 +57,12 @@ def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
         Euclidean distances in that many dimensions). Components with non-positive
         eigenvalues are zero.
     """
+    return _classical_mds(distances, n_components)[0]
+
+
+def _classical_mds(distances: np.ndarray, n_components: int) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`classical_mds`, and the fraction of the (positive) eigenvalue sum each component
+    explains (as R's ``cmdscale(eig=TRUE)`` reports)."""
     d = np.asarray(distances, dtype=np.float64)
     if d.ndim != 2 or d.shape[0] != d.shape[1]:
         raise ValueError(f"distances must be a square matrix, got shape {d.shape}")
@@ -72,6 +78,8 @@ def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
     except MemoryError as err:  # LAPACK's workspace: numpy's error says nothing
         raise MemoryError(_mds_memory_message(n, "is more than could be allocated")) from err
     top = np.argsort(values)[::-1][:n_components]
+    positive = values[values > 0].sum()
+    explained = np.clip(values[top], 0.0, None) / positive if positive > 0 else np.zeros(top.shape[0])
     coords = vectors[:, top] * np.sqrt(np.clip(values[top], 0.0, None))
     # eigh's signs are arbitrary: fix them so that plots are reproducible.
     signs = np.sign(coords[np.argmax(np.abs(coords), axis=0), np.arange(coords.shape[1])])
@@ -79,7 +87,28 @@ def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
     coords = coords * signs
     if coords.shape[1] < n_components:
         coords = np.hstack([coords, np.zeros((n, n_components - coords.shape[1]))])
-    return coords
+        explained = np.r_[explained, np.zeros(n_components - explained.shape[0])]
+    return coords, explained
+
+
+def stacked_points(
+    coords: np.ndarray, labels: np.ndarray, resolution: float = 1.0 / 150
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points of one cluster that would hide each other, merged into one.
+
+    Points of a cluster in one cell of a grid ``resolution`` times the plot's extent wide
+    (about a marker's width) become one point at their mean. Returns the points, their
+    cluster and how many items each stands for.
+    """
+    span = float(np.ptp(coords, axis=0).max()) if coords.size else 0.0
+    cell = np.floor((coords - coords.min(axis=0)) / max(span * resolution, 1e-300))
+    _, group, counts = np.unique(np.column_stack([labels, cell]), axis=0, return_inverse=True, return_counts=True)
+    group = group.reshape(-1)
+    means = np.zeros((counts.shape[0], coords.shape[1]))
+    np.add.at(means, group, coords)
+    owner = np.zeros(counts.shape[0], dtype=labels.dtype)
+    owner[group] = labels
+    return means / counts[:, None], owner, counts
 
 
 def plot_mds(
@@ -89,41 +118,61 @@ def plot_mds(
     loss: Any = None,
     ax: Any = None,
     show_exemplars: bool = True,
+    segments: bool = True,
     legend: bool = True,
     title: Optional[str] = None,
 ) -> Any:
     """Two-dimensional classical MDS of 1 - PSM, points coloured by cluster.
 
-    Items that are often clustered together land close together; exemplars are outlined.
+    Items that are often clustered together land close together. As in R salso, a segment
+    joins each item to its cluster's exemplar (outlined). The largest clusters get the most
+    distinct colours; when there are several singletons, they are grey, as "other". Items at
+    the same spot (always clustered together) are drawn once, the marker's area proportional
+    to their number. The axes say how much of the (positive) eigenvalue sum each explains.
 
     Parameters
     ----------
     x, draws, loss, ax, title
         As in :func:`plot_heatmap`.
     show_exemplars : bool, default True
+    segments : bool, default True
+        Segments from items to their cluster's exemplar.
     legend : bool, default True
-        A legend with cluster sizes (for at most 20 clusters).
+        A legend (outside the axes) with cluster sizes, the 20 largest clusters at most.
 
     Returns
     -------
     matplotlib.axes.Axes
     """
+    from matplotlib.collections import LineCollection
+
+    from ._common import cluster_colors, legend_handles
+
     s = _summary_of(x, draws, loss)
-    ax = _new_axes(ax, (5.0, 4.6))
-    coords = classical_mds(1.0 - s.psm, 2)
-    colors = _colors(s.n_clusters)
-    for c in range(s.n_clusters):
-        members = s.labels == c
-        ax.scatter(
-            coords[members, 0], coords[members, 1], s=18, color=colors[c], alpha=0.8,
-            label=f"{c} (n={s.sizes[c]})", edgecolors="none",
-        )
+    ax = _new_axes(ax, (6.4, 4.6))
+    coords, explained = _classical_mds(1.0 - s.psm, 2)
+    colors, other = cluster_colors(s.sizes)
+    if segments:
+        ends = coords[s.exemplars[s.labels]]
+        lines = np.stack([coords, ends], axis=1)
+        ax.add_collection(LineCollection(list(lines), colors=colors[s.labels], linewidths=0.6, alpha=0.4, zorder=1))
+    points, owner, counts = stacked_points(coords, s.labels)
+    # "other" first, then the clusters from the smallest up, so that large clusters stay on top.
+    for c in np.lexsort((np.arange(s.n_clusters), s.sizes))[::1]:
+        mine = owner == c
+        if not mine.any():
+            continue
+        ax.scatter(points[mine, 0], points[mine, 1], s=16.0 * counts[mine], color=colors[c], alpha=0.85,
+                   edgecolors="white", linewidths=0.4, zorder=2)
     if show_exemplars:
         e = s.exemplars
-        ax.scatter(coords[e, 0], coords[e, 1], s=70, facecolors="none", edgecolors="black", linewidths=1.2)
-    if legend and s.n_clusters <= 20:
-        ax.legend(title="cluster", fontsize=7, title_fontsize=8, loc="best", markerscale=1.2)
-    ax.set_xlabel("MDS 1")
-    ax.set_ylabel("MDS 2")
+        ax.scatter(coords[e, 0], coords[e, 1], s=70, facecolors="none", edgecolors="black", linewidths=1.2, zorder=3)
+    if legend:
+        handles = legend_handles(colors, other, s.sizes)
+        note = "cluster (n)" if counts.max() <= 1 else "cluster (n)\narea: items at a point"
+        ax.legend(handles=handles, title=note, fontsize=7, title_fontsize=7, loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    ax.set_xlabel(f"MDS 1 ({explained[0]:.0%} of variance)")
+    ax.set_ylabel(f"MDS 2 ({explained[1]:.0%} of variance)")
     ax.set_title(title if title is not None else "MDS of 1 - posterior similarity")
     return ax

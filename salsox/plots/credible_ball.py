@@ -1,0 +1,127 @@
+"""The credible ball: the estimate and its bounds side by side (as mcclust.ext draws them)."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from ._common import OTHER_COLOR, _distinct_colors, _pyplot, cluster_colors
+
+__all__ = ["plot_credible_ball", "matched_colors"]
+
+
+def _coordinates(data: Any, draws: Any, n: int) -> Tuple[np.ndarray, str, str]:
+    """Two coordinates per item: the data (its first two principal components beyond two
+    columns; a jittered strip for one), else the MDS of 1 - PSM of the draws."""
+    if data is not None:
+        values = np.asarray(data.to_numpy() if hasattr(data, "to_numpy") else data)
+        if values.ndim == 1:
+            values = values[:, None]
+        try:
+            values = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("data must be numeric") from None
+        if values.ndim != 2 or values.shape[0] != n:
+            raise ValueError(f"data must have {n} rows (one per item), got shape {values.shape}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("data contains NaN or infinite values")
+        if values.shape[1] == 1:
+            jitter = np.random.default_rng(0).uniform(-1.0, 1.0, n)
+            return np.column_stack([values[:, 0], jitter]), "x", ""
+        if values.shape[1] == 2:
+            return values, "x 1", "x 2"
+        centred = values - values.mean(axis=0)
+        u, sv, _ = np.linalg.svd(centred, full_matrices=False)
+        return u[:, :2] * sv[:2], "PC 1", "PC 2"
+    if draws is None:
+        raise ValueError("plot_credible_ball needs data (n x p features) or draws (for an MDS map of the items)")
+    from ..metrics import psm
+    from .mds import classical_mds
+
+    p = psm(draws)
+    if p.shape[0] != n:
+        raise ValueError(f"draws have {p.shape[0]} items but the ball's estimate has {n}")
+    return classical_mds(1.0 - p, 2), "MDS 1", "MDS 2"
+
+
+def matched_colors(estimate: np.ndarray, partition: np.ndarray) -> np.ndarray:
+    """Colours of ``partition``'s clusters that follow the estimate's: each cluster takes the
+    colour of the estimate cluster it shares most items with (each estimate colour used once,
+    largest overlaps first); the others get new colours; several singletons are grey."""
+    k_est = int(estimate.max()) + 1
+    est_colors, _ = cluster_colors(np.bincount(estimate, minlength=k_est))
+    k = int(partition.max()) + 1
+    sizes = np.bincount(partition, minlength=k)
+    table = np.zeros((k, k_est), dtype=np.int64)
+    np.add.at(table, (partition, estimate), 1)
+    colors = np.zeros((k, 4))
+    done = np.zeros(k, dtype=bool)
+    used = np.zeros(k_est, dtype=bool)
+    singletons_grey = int(np.sum(sizes == 1)) > 1
+    for flat in np.argsort(-table, axis=None, kind="stable"):
+        c, e = divmod(int(flat), k_est)
+        if table[c, e] == 0:
+            break
+        if done[c] or used[e] or (singletons_grey and sizes[c] == 1):
+            continue
+        colors[c], done[c], used[e] = est_colors[e], True, True
+    spare = iter(_distinct_colors(k_est + k)[k_est:])
+    for c in range(k):
+        if not done[c]:
+            colors[c] = OTHER_COLOR if singletons_grey and sizes[c] == 1 else next(spare)
+    return colors
+
+
+def plot_credible_ball(
+    ball: Any, data: Any = None, *, draws: Any = None, figsize: Optional[Tuple[float, float]] = None
+) -> Any:
+    """The estimate and the bounds of its credible ball (:func:`salsox.credible_ball`) side by
+    side, as ``mcclust.ext``'s ``plot.credibleball``: estimate, upper vertical bound (fewest
+    clusters), lower vertical bound (most clusters) and horizontal bound (farthest), each a
+    map of the items coloured by cluster. A bound's clusters take the colour of the estimate
+    cluster they overlap most, so what moved stands out.
+
+    Parameters
+    ----------
+    ball : CredibleBall
+    data : array-like (n, p) or DataFrame, optional
+        The items' features: drawn as they are for two columns, by their first two principal
+        components for more, as a jittered strip for one.
+    draws : optional
+        Without ``data``: the draws, whose 1 - PSM is mapped by classical MDS.
+    figsize : (float, float), optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Four panels; a bound reached by several partitions shows the first (the title says
+        how many).
+    """
+    if not all(hasattr(ball, a) for a in ("estimate", "horizontal", "upper_vertical", "lower_vertical")):
+        raise TypeError(f"ball must be a CredibleBall (salsox.credible_ball), got {type(ball).__name__}")
+    plt = _pyplot()
+    estimate = np.asarray(ball.estimate)
+    coords, xlabel, ylabel = _coordinates(data, draws, estimate.shape[0])
+    panels: List[Tuple[str, np.ndarray]] = [(f"Estimate ({int(estimate.max()) + 1} clusters)", estimate)]
+    for name, bound in (("Upper vertical bound", ball.upper_vertical), ("Lower vertical bound", ball.lower_vertical),
+                        ("Horizontal bound", ball.horizontal)):
+        labels = np.asarray(bound.labels)
+        many = f", 1 of {labels.shape[0]}" if labels.shape[0] > 1 else ""
+        text = f"{name} ({int(bound.n_clusters[0])} clusters{many})\n{ball.loss.name} distance {bound.distance:.3g}"
+        panels.append((text, labels[0]))
+    fig, axes = plt.subplots(2, 2, figsize=figsize or (8.6, 7.6), layout="constrained", sharex=True, sharey=True)
+    for ax, (text, labels) in zip(axes.ravel(), panels):
+        colors = matched_colors(estimate, labels)
+        ax.scatter(coords[:, 0], coords[:, 1], s=16, c=colors[labels], edgecolors="none", alpha=0.9)
+        ax.set_title(text, fontsize=9)
+        if ylabel == "":
+            ax.set_yticks([])
+    for ax in axes[1]:
+        ax.set_xlabel(xlabel)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ylabel if ylabel else "(jitter)")
+    fig.suptitle(
+        f"{100 * ball.level:g}% credible ball ({ball.loss.name} distance), radius {ball.radius:.3g}", fontsize=11
+    )
+    return fig
