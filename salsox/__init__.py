@@ -20,6 +20,7 @@ from .progress import ProgressBar, SearchProgress
 from .summaries import Summary, summarize
 from .uncertainty.credible_ball import CredibleBall, credible_ball
 from .uncertainty.chips import ChipsResult, chips
+from .uncertainty.wasabi import WasabiResult, wasabi
 from .search.tuning import TuneResult, tune
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
@@ -53,6 +54,8 @@ __all__ = [
     "credible_ball",
     "ChipsResult",
     "chips",
+    "WasabiResult",
+    "wasabi",
     "TuneResult",
     "tune",
     "from_arviz",
