@@ -53,10 +53,10 @@ def main() -> None:
     rows = []
     for name, matrix in sets.items():
         h, n = matrix.shape
-        t_salso, est = best_time(lambda: salsox.salso(matrix, "VI", n_runs=16, seed=1, n_jobs=jobs), args.repeat)
+        t_salso, est = best_time(lambda m=matrix: salsox.salso(m, "VI", n_runs=16, seed=1, n_jobs=jobs), args.repeat)
         for L in (2, 3):
             t_w, res = best_time(
-                lambda: salsox.wasabi(matrix, L, n_starts=args.starts, seed=1, n_jobs=jobs), args.repeat
+                lambda m=matrix, L=L: salsox.wasabi(m, L, n_starts=args.starts, seed=1, n_jobs=jobs), args.repeat
             )
             kernel, generic = vi_matrix_times(matrix, res.particles, jobs, args.repeat)
             rows.append([

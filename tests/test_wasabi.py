@@ -213,3 +213,57 @@ def test_bad_arguments_give_clear_errors() -> None:
         meet(draws[:2], [1.0])
     with pytest.raises(TypeError, match="elbow\\(\\) sets n_particles"):
         elbow(draws, 2, n_particles=2)
+
+
+def test_cli_wasabi_text_json_and_plots(tmp_path, capsys) -> None:
+    import json
+
+    from salsox.cli import main
+
+    draws = _posterior(0)
+    path = tmp_path / "draws.csv"
+    np.savetxt(path, draws, fmt="%d", delimiter=",")
+    assert main(["wasabi", str(path), "-L", "2", "--seed", "3", "--json", "-j", "1"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    res = salsox.wasabi(draws, 2, seed=3, n_jobs=1)
+    assert payload["distance"] == pytest.approx(res.distance)
+    assert payload["particles"] == res.particles.tolist()
+    assert main(["wasabi", str(path), "-L", "2", "--seed", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("WASABI: 2 particle(s)")
+    assert lines[-2:] == [",".join(map(str, p)) for p in res.particles]
+    for kind in ("mds", "heatmap", "contributions", "elbow"):
+        out = tmp_path / f"{kind}.png"
+        args = ["wasabi", str(path), "-L", "2", "--seed", "3", "--plot", str(out), "--kind", kind]
+        assert main(args + (["--elbow"] if kind == "elbow" else [])) == 0
+        assert out.stat().st_size > 0
+    capsys.readouterr()
+    assert main(["wasabi", str(path), "-L", "2", "--plot", str(tmp_path / "x.png"), "--kind", "elbow"]) == 1
+    assert "--kind elbow needs --elbow" in capsys.readouterr().err
+    assert main(["wasabi", str(path), "-L", "999"]) == 1
+    assert "distinct partitions" in capsys.readouterr().err
+
+
+def test_plots_titles_carry_the_weights() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    draws = _posterior(1)
+    res = salsox.wasabi(draws, 3, seed=0, n_jobs=1)
+    fig = salsox.plots.plot_wasabi(res, kind="heatmap")
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert [t.split("\n")[0] for t in titles] == [f"particle {p}: weight {w:.3f}" for p, w in enumerate(res.weights)]
+    plt.close(fig)
+    ax = salsox.plots.plot_wasabi_contributions(res)
+    heights = np.array([patch.get_height() for patch in ax.patches])
+    assert heights.sum() == pytest.approx(res.distance)
+    plt.close(ax.figure)
+    ax = salsox.plots.plot_wasabi_elbow(elbow(draws, 2, seed=0, n_jobs=1))
+    assert len(ax.lines[0].get_xdata()) == 2
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match="data must have shape"):
+        salsox.plots.plot_wasabi(res, data=np.zeros((3, 2)))
+    with pytest.raises(TypeError, match="expected a WasabiResult"):
+        salsox.plots.plot_wasabi(draws)
