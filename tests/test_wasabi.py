@@ -267,3 +267,9 @@ def test_plots_titles_carry_the_weights() -> None:
         salsox.plots.plot_wasabi(res, data=np.zeros((3, 2)))
     with pytest.raises(TypeError, match="expected a WasabiResult"):
         salsox.plots.plot_wasabi(draws)
+
+
+def test_docs_page_examples_run_and_print_what_it_shows() -> None:
+    from test_docs import test_examples_run_and_print_what_the_page_shows as check_page
+
+    check_page("wasabi.md")

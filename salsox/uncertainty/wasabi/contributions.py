@@ -53,7 +53,7 @@ def vi_contributions(x: Any, y: Any) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n,)
-        VIC_i(x, y) = (1/n) log2(|x(i)| |y(i)| / |x(i) & y(i)|^2) in bits, >= 0; they sum to
+        ``VIC_i(x, y) = (1/n) log2(|x(i)| |y(i)| / |x(i) & y(i)|^2)`` in bits, >= 0; they sum to
         ``salsox.partition_loss(x, y, "VI")``. An item whose cluster is the same in both
         contributes 0.
     """
