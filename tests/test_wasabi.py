@@ -273,3 +273,31 @@ def test_docs_page_examples_run_and_print_what_it_shows() -> None:
     from test_docs import test_examples_run_and_print_what_the_page_shows as check_page
 
     check_page("wasabi.md")
+
+
+def test_engine_vi_matrix_stops_on_ctrl_c() -> None:
+    from test_interrupts import MARGIN, _seconds_to_stop, _still_usable
+
+    rng = np.random.default_rng(0)
+    draws = salsox.Draws(rng.integers(0, 6, size=(2000, 2000)))
+    particles = np.ascontiguousarray(rng.integers(0, 6, size=(200, 2000)), dtype=np.int32)  # ~10 s uninterrupted
+    assert _seconds_to_stop(lambda: _core.particle_vi(draws._core, particles, 2), "particle_vi") < MARGIN
+    _still_usable()
+
+
+def test_parallel_starts_stop_on_ctrl_c() -> None:
+    import _thread
+    import threading
+    import time
+
+    from test_interrupts import MARGIN, _noisy_draws, _still_usable
+
+    draws = _noisy_draws(600, 2000, 30, 0.8)  # each start's SALSO updates take seconds
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        salsox.wasabi(draws, 3, n_starts=4, n_jobs=2, seed=0)
+    assert time.monotonic() - started < 1.0 + MARGIN
+    assert threading.active_count() == 1  # the starts' threads are gone
+    _still_usable()

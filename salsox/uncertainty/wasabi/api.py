@@ -202,9 +202,14 @@ def _run_all(one_start: Any, n_starts: int, workers: int, stop: threading.Event)
     futures: List["concurrent.futures.Future[StartResult]"] = []
     try:
         futures = [pool.submit(one_start, s) for s in range(n_starts)]
-        done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
-        if any(f.exception() is not None for f in done):
-            stop.set()
+        pending = set(futures)
+        while pending and not stop.is_set():
+            # Short waits: the calling thread must run Python code to answer Ctrl-C promptly.
+            done, pending = concurrent.futures.wait(
+                pending, timeout=0.1, return_when=concurrent.futures.FIRST_EXCEPTION
+            )
+            if any(f.exception() is not None for f in done):
+                stop.set()
     except BaseException:  # Ctrl-C while waiting
         stop.set()
         raise
