@@ -55,7 +55,8 @@ def test_equals_the_brute_force_optimum(seed: int, L: int) -> None:
 def test_topvi_and_fixed_starts_reach_the_optimum_too() -> None:
     draws = _posterior(3)
     best = _brute_force(draws, 2)
-    assert salsox.wasabi(draws, 2, init="topvi", seed=0, n_jobs=1).distance == pytest.approx(best, abs=1e-9)
+    topvi = salsox.wasabi(draws, 2, init="topvi", n_starts=2, seed=0, n_jobs=1)
+    assert topvi.distance == pytest.approx(best, abs=1e-9)
     start = np.unique(draws, axis=0)[:2]
     res = salsox.wasabi(draws, 2, init=start, n_starts=3, seed=0, n_jobs=1)
     assert res.info["init"] == "fixed"
@@ -223,18 +224,19 @@ def test_cli_wasabi_text_json_and_plots(tmp_path, capsys) -> None:
     draws = _posterior(0)
     path = tmp_path / "draws.csv"
     np.savetxt(path, draws, fmt="%d", delimiter=",")
-    assert main(["wasabi", str(path), "-L", "2", "--seed", "3", "--json", "-j", "1"]) == 0
+    fast = ["--seed", "3", "--starts", "2", "-j", "1"]
+    assert main(["wasabi", str(path), "-L", "2", "--json", *fast]) == 0
     payload = json.loads(capsys.readouterr().out)
-    res = salsox.wasabi(draws, 2, seed=3, n_jobs=1)
+    res = salsox.wasabi(draws, 2, seed=3, n_starts=2, n_jobs=1)
     assert payload["distance"] == pytest.approx(res.distance)
     assert payload["particles"] == res.particles.tolist()
-    assert main(["wasabi", str(path), "-L", "2", "--seed", "3"]) == 0
+    assert main(["wasabi", str(path), "-L", "2", *fast]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("WASABI: 2 particle(s)")
     assert lines[-2:] == [",".join(map(str, p)) for p in res.particles]
     for kind in ("mds", "heatmap", "contributions", "elbow"):
         out = tmp_path / f"{kind}.png"
-        args = ["wasabi", str(path), "-L", "2", "--seed", "3", "--plot", str(out), "--kind", kind]
+        args = ["wasabi", str(path), "-L", "2", *fast, "--plot", str(out), "--kind", kind]
         assert main(args + (["--elbow"] if kind == "elbow" else [])) == 0
         assert out.stat().st_size > 0
     capsys.readouterr()
