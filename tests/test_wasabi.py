@@ -301,5 +301,6 @@ def test_parallel_starts_stop_on_ctrl_c() -> None:
     with pytest.raises(KeyboardInterrupt):
         salsox.wasabi(draws, 3, n_starts=4, n_jobs=2, seed=0)
     assert time.monotonic() - started < 1.0 + MARGIN
-    assert threading.active_count() == 1  # the starts' threads are gone
+    # The starts' threads are gone (other tests may leave threads of their own).
+    assert not [t for t in threading.enumerate() if t.name.startswith("salsox-wasabi")]
     _still_usable()
