@@ -20,6 +20,8 @@ from .progress import ProgressBar, SearchProgress
 from .summaries import Summary, summarize
 from .uncertainty.credible_ball import CredibleBall, credible_ball
 from .uncertainty.chips import ChipsResult, chips
+from .uncertainty.wasabi import WasabiResult, evi_contributions, vi_contributions, wasabi
+from .uncertainty.wasabi import elbow as wasabi_elbow
 from .search.tuning import TuneResult, tune
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
@@ -53,6 +55,11 @@ __all__ = [
     "credible_ball",
     "ChipsResult",
     "chips",
+    "WasabiResult",
+    "wasabi",
+    "wasabi_elbow",
+    "vi_contributions",
+    "evi_contributions",
     "TuneResult",
     "tune",
     "from_arviz",

@@ -31,6 +31,7 @@ using namespace salsox::bindings;
 void bind_plugins(py::module_& m);  // plugins.cpp
 void register_chips(py::module_& m);  // chips.cpp
 void bind_countsum(py::module_& m);  // countsum.cpp
+void register_wasabi(py::module_& m);  // wasabi.cpp
 
 namespace {
 
@@ -268,6 +269,7 @@ PYBIND11_MODULE(_core, m) {
   bind_plugins(m);
   register_chips(m);
   bind_countsum(m);
+  register_wasabi(m);
 
   m.def("max_threads", [] {
 #ifdef _OPENMP

@@ -10,7 +10,9 @@ Every function takes a :class:`~salsox.Summary` (from ``Estimate.summary(draws)`
 * :func:`plot_dendrogram` -- R salso's expected-loss dendrogram of the clusters
   (``kind="loss"``), or average linkage on 1 - PSM (of the clusters, or of the items);
 * :func:`plot_credible_ball` -- the estimate and the bounds of its credible ball side by side;
-* :func:`plot_chips` -- a CHIPS sub-partition (:func:`salsox.chips`), unallocated items as open circles.
+* :func:`plot_chips` -- a CHIPS sub-partition (:func:`salsox.chips`), unallocated items as open circles;
+* :func:`plot_wasabi`, :func:`plot_wasabi_elbow`, :func:`plot_wasabi_contributions` -- a WASABI
+  summary (:func:`salsox.wasabi`): its particles, the elbow curve, per-item contributions.
 
 The largest clusters get the most distinct colours (the same in every plot of one estimate);
 when an estimate has several singletons, they are grey, as "other".
@@ -26,6 +28,8 @@ from .dendrogram import loss_linkage, plot_dendrogram
 from .heatmap import plot_heatmap
 from .mds import classical_mds, plot_mds
 from .pairs import plot_pairs
+from .wasabi import plot_wasabi, plot_wasabi_contributions, plot_wasabi_elbow
 
 __all__ = ["plot_heatmap", "plot_mds", "plot_pairs", "plot_dendrogram", "plot_chips", "classical_mds"]
 __all__ += ["plot_credible_ball", "loss_linkage"]
+__all__ += ["plot_wasabi", "plot_wasabi_elbow", "plot_wasabi_contributions"]

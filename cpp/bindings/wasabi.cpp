@@ -1,0 +1,42 @@
+// Bindings of the WASABI kernel (salsox/particle_vi.hpp): the draw-to-particle VI matrix, with
+// the GIL released and Ctrl-C honoured. Validation with friendly messages happens in
+// salsox/uncertainty/wasabi/; checks here only guard memory safety.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "salsox/draws.hpp"
+#include "salsox/particle_vi.hpp"
+#include "common.hpp"
+
+namespace py = pybind11;
+using namespace salsox;
+using namespace salsox::bindings;
+
+namespace {
+
+py::array_t<double> particle_vi_matrix(const CompactDraws& draws, const CArray<std::int32_t>& particles, int n_jobs) {
+  const std::int64_t n = draws.n(), H = draws.H();
+  if (particles.ndim() != 2 || particles.shape(1) != n) throw std::invalid_argument("particles must be L x n");
+  const std::int64_t L = particles.shape(0);
+  if (L < 1) throw std::invalid_argument("particles must have at least one row");
+  py::array_t<double> out({static_cast<py::ssize_t>(H), static_cast<py::ssize_t>(L)});
+  double* o = out.mutable_data();
+  const std::int32_t* p = particles.data();
+  PythonInterrupt interrupt;
+  {
+    py::gil_scoped_release release;
+    draws.visit([&](auto v) { particle_vi(v, p, L, o, n_jobs, interrupt.get()); });
+  }
+  interrupt.raise_if_stopped();
+  return out;
+}
+
+}  // namespace
+
+void register_wasabi(py::module_& m) {
+  m.def("particle_vi", &particle_vi_matrix, py::arg("draws"), py::arg("particles"), py::arg("n_jobs") = 1,
+        "H x L matrix of the VI (bits) of each draw to each particle, O(H n) per particle.");
+}

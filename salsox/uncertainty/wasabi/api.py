@@ -1,0 +1,257 @@
+"""The public entry points: :func:`wasabi` and :func:`elbow`."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import numbers
+import threading
+import time
+from typing import Any, List, Optional, Union
+
+import numpy as np
+
+from ..._validation import check_int, check_n_jobs, check_seed
+from .contributions import draws_matrix
+from .draws import DrawSet, group_costs, unique_rows
+from .fit import Settings, StartResult, Stopped, run_start
+from .init import INIT_METHODS, fixed_particles, plus_plus, top_vi
+from .result import Elbow, WasabiResult
+
+__all__ = ["wasabi", "elbow"]
+
+
+def _check_eps(eps: Any) -> float:
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"eps must be a non-negative number, got {type(eps).__name__}")
+    value = float(eps)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    return value
+
+
+def _check_init(init: Any) -> Union[str, Any]:
+    if isinstance(init, str):
+        if init not in INIT_METHODS:
+            raise ValueError(
+                f"init must be '++', 'topvi' or an array of starting partitions (n_particles x n), got {init!r}"
+            )
+    return init
+
+
+def wasabi(
+    draws: Any,
+    n_particles: int,
+    *,
+    init: Any = "++",
+    n_starts: int = 10,
+    max_iter: int = 30,
+    eps: float = 0.01,
+    mini_batch: Optional[int] = None,
+    n_runs: int = 1,
+    max_clusters: Optional[int] = None,
+    n_jobs: Optional[int] = None,
+    seed: Optional[int] = None,
+) -> WasabiResult:
+    """Summarise a clustering posterior by a few weighted partitions (WASABI).
+
+    Finds L partitions ("particles") c_1..c_L minimising the Wasserstein distance, with VI as
+    ground metric, between the draws' empirical distribution and sum_l w_l delta(c_l):
+    W = (1/H) sum_h min_l VI(draw_h, c_l), with w_l the share of draws nearest to c_l
+    (Balocchi & Wade, arXiv:2506.16295). A single point estimate can hide a multimodal
+    posterior; a few weighted particles show it.
+
+    Parameters
+    ----------
+    draws : array-like (H, n), Draws, xarray DataArray or (InferenceData, name)
+        Posterior draws of the partition.
+    n_particles : int
+        L >= 1, at most the number of distinct partitions among the draws.
+    init : {"++", "topvi"} or array-like of shape (L, n), default "++"
+        Starting particles: "++" (a random draw among every 10th, then draws picked with
+        probability proportional to their VI to the nearest particle so far), "topvi" (the L
+        average/complete-linkage cuts of 1 - PSM of smallest expected VI; deterministic) or
+        given distinct partitions.
+    n_starts : int, default 10
+        Starts; the one of smallest W is returned. They run in parallel.
+    max_iter : int, default 30
+        Full-batch iterations per start (0: the starting particles, assigned).
+    eps : float, default 0.01
+        A start stops when an iteration lowers W by at most ``eps * log2(n)`` bits.
+    mini_batch : int, optional
+        Draws per mini-batch: iterate on random batches first (up to ``max_iter`` times,
+        until an update lowers W on its own batch by at most the tolerance), then finish with
+        full-batch iterations. Default: full batches only.
+    n_runs : int, default 1
+        SALSO runs per particle update: one warm-started from the current particle, the
+        others fresh; the particle changes only if one is strictly better for its group.
+    max_clusters : int, optional
+        Most clusters a SALSO update may give a particle (a particle that is a draw, or given in
+        ``init``, keeps its own). Default: twice the most clusters among the group's draws and
+        its current particle, at most n (a group's best partition can have more clusters than
+        any of its draws).
+    n_jobs : int, optional
+        Threads (default: all cores): starts run in parallel, each with a share of them.
+    seed : int, optional
+        Start s uses the random stream (seed, s): the same seed gives the same result for
+        any ``n_jobs``. Default: a fresh seed, reported in ``info["seed"]``.
+
+    Returns
+    -------
+    WasabiResult
+        ``particles`` (heaviest first), ``weights``, ``distance`` (W), ``assignment``,
+        ``evi``, ``history`` and methods ``meet()`` and ``evi_contributions()``.
+
+    Notes
+    -----
+    Each iteration assigns every draw to its nearest particle (ties at random); a particle
+    left without draws (or equal to another) takes a draw from a group of two or more distinct
+    partitions, picked with probability proportional to its VI; a group of a single distinct
+    partition makes it its particle; otherwise the particle becomes the SALSO estimate (VI)
+    of its group's draws, warm-started from it and kept when nothing better is found, so W
+    never increases. The VI of all draws to the particles is one engine call, O(H n) per
+    particle. The reported assignment, weights and W are those of the final particles.
+    """
+    started = time.perf_counter()
+    matrix = draws_matrix(draws)
+    h, n = matrix.shape
+    n_particles = check_int("n_particles", n_particles, minimum=1)
+    init = _check_init(init)
+    n_starts = check_int("n_starts", n_starts, minimum=1)
+    max_iter = check_int("max_iter", max_iter, minimum=0)
+    eps = _check_eps(eps)
+    if mini_batch is not None:
+        mini_batch = check_int("mini_batch", mini_batch, minimum=1)
+    n_runs = check_int("n_runs", n_runs, minimum=1, maximum=10_000)
+    if max_clusters is not None:
+        max_clusters = min(check_int("max_clusters", max_clusters, minimum=1), n)
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    first, inverse = unique_rows(matrix)
+    ds = DrawSet(matrix[first], np.bincount(inverse, minlength=len(first)).astype(np.int64))
+    if n_particles > ds.n_unique:
+        raise ValueError(
+            f"n_particles={n_particles} is more than the {ds.n_unique} distinct partitions among the draws "
+            "(each would be a particle at W = 0, the rest duplicates); ask for at most that many"
+        )
+    given = None if isinstance(init, str) else fixed_particles(init, n_particles, n)
+    workers = min(jobs, n_starts)
+    stop = threading.Event()
+    settings = Settings(
+        n_particles=n_particles,
+        max_iter=max_iter,
+        tolerance=eps * math.log2(n) if n > 1 else 0.0,
+        mini_batch=mini_batch,
+        n_runs=n_runs,
+        n_jobs=max(1, jobs // workers),
+        max_clusters=max_clusters,
+        stop=stop,
+    )
+    thinned = np.unique(inverse[::10])  # distinct rows of every 10th draw (the first "++" pick)
+
+    def one_start(start: int) -> StartResult:
+        rng = np.random.default_rng(np.random.SeedSequence([seed, start]))
+        if given is not None:
+            particles = given
+        elif init == "topvi":
+            particles = top_vi(ds, matrix, n_particles, rng, settings.n_jobs)
+        else:
+            particles = plus_plus(ds, thinned, n_particles, rng, settings.n_jobs)
+        return run_start(ds, inverse, particles, rng, settings)
+
+    results = _run_all(one_start, n_starts, workers, stop)
+    distances = np.array([r.distance for r in results])
+    best_start = int(np.argmin(distances))  # the first on ties
+    best = results[best_start]
+    sizes, sums = group_costs(ds, best.vi, best.assignment, n_particles)
+    order = np.argsort(-sizes, kind="stable")  # heaviest first
+    rank = np.empty(n_particles, dtype=np.intp)
+    rank[order] = np.arange(n_particles)
+    return WasabiResult(
+        particles=best.particles[order].astype(np.intp),
+        weights=sizes[order] / h,
+        distance=best.distance,
+        assignment=rank[best.assignment][inverse],
+        evi=sums[order] / sizes[order],
+        history=np.asarray(best.history),
+        n_iter=best.n_iter,
+        converged=best.converged,
+        start_distances=distances,
+        info={
+            "seed": seed,
+            "best_start": best_start,
+            "init": init if isinstance(init, str) else "fixed",
+            "n_runs": n_runs,
+            "mini_batch": mini_batch,
+            "batch_history": best.batch_history,
+            "replaced": best.replaced,
+            "n_distinct_draws": ds.n_unique,
+            "seconds": time.perf_counter() - started,
+        },
+        draws=matrix,
+    )
+
+
+def _run_all(one_start: Any, n_starts: int, workers: int, stop: threading.Event) -> List[StartResult]:
+    """Every start, in parallel threads when ``workers`` > 1 (the engine releases the GIL).
+    A failure or Ctrl-C stops the other starts (at their next check, within about half a
+    second) before it propagates."""
+    if workers <= 1:
+        return [one_start(s) for s in range(n_starts)]
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="salsox-wasabi")
+    futures: List["concurrent.futures.Future[StartResult]"] = []
+    try:
+        futures = [pool.submit(one_start, s) for s in range(n_starts)]
+        pending = set(futures)
+        while pending and not stop.is_set():
+            # Short waits: the calling thread must run Python code to answer Ctrl-C promptly.
+            done, pending = concurrent.futures.wait(
+                pending, timeout=0.1, return_when=concurrent.futures.FIRST_EXCEPTION
+            )
+            if any(f.exception() is not None for f in done):
+                stop.set()
+    except BaseException:  # Ctrl-C while waiting
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    # The error that stopped the call, not a start's Stopped that followed it.
+    for f in futures:
+        err = None if f.cancelled() else f.exception()
+        if err is not None and not isinstance(err, Stopped):
+            raise err
+    return [f.result() for f in futures]
+
+
+def elbow(draws: Any, max_particles: int, **kwargs: Any) -> Elbow:
+    """W of :func:`wasabi` for L = 1..max_particles, to choose the number of particles.
+
+    Parameters
+    ----------
+    draws : array-like (H, n), Draws, xarray DataArray or (InferenceData, name)
+    max_particles : int
+        Largest L; capped at the number of distinct partitions among the draws (where W = 0).
+    **kwargs
+        Passed to :func:`wasabi` (``init``, ``n_starts``, ``seed``, ...); with a ``seed``
+        every L uses it.
+
+    Returns
+    -------
+    Elbow
+        ``n_particles``, ``distance`` (the fitted W, non-increasing in L up to search error)
+        and the ``results``.
+    """
+    if "n_particles" in kwargs:
+        raise TypeError("elbow() sets n_particles itself: give max_particles")
+    max_particles = check_int("max_particles", max_particles, minimum=1)
+    matrix = draws_matrix(draws)
+    first, _ = unique_rows(matrix)
+    top = min(max_particles, len(first))
+    if "seed" not in kwargs or kwargs["seed"] is None:
+        kwargs["seed"] = check_seed(None)
+    results = [wasabi(matrix, L, **kwargs) for L in range(1, top + 1)]
+    return Elbow(
+        n_particles=np.arange(1, top + 1),
+        distance=np.array([r.distance for r in results]),
+        results=results,
+    )
