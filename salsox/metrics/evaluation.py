@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs
 from ..engine import psm_matrix
-from ..io import PSM, Draws, as_draws, convert_foreign
+from ..io import PSM, Draws, as_draws, convert_foreign_named
 from ..losses import Loss, PSMLoss, get_loss
 
 __all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth"]
@@ -44,7 +44,8 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         return truth
     if isinstance(truth, Draws):
         return truth
-    truth = convert_foreign(truth)  # xarray DataArray / ArviZ InferenceData (optional)
+    # xarray DataArray / ArviZ InferenceData (optional); their item names, or a DataFrame's, are kept
+    truth, names, dim = convert_foreign_named(truth)
     arr = truth
     if not isinstance(truth, np.ndarray):
         try:
@@ -63,7 +64,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         and np.all(np.diag(arr) == 1.0)
         and np.any((arr > 0) & (arr < 1))
     ):
-        return PSM(arr)  # a float matrix with fractional entries cannot be draws
+        return PSM(arr, item_names=names)  # a float matrix with fractional entries cannot be draws
     if loss._accepts_psm and _looks_like_binary_psm(arr):
         raise ValueError(
             f"{name} is a square 0/1 float matrix that is symmetric with ones on its diagonal: it could be "
@@ -71,7 +72,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
             "answers. Wrap it: salsox.PSM(matrix) for a similarity matrix, salsox.Draws(matrix) "
             "for draws"
         )
-    return Draws(arr)
+    return Draws(arr, item_names=names, item_dim=dim)
 
 
 def _looks_like_binary_psm(arr: Any) -> bool:
