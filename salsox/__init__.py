@@ -28,7 +28,7 @@ except ImportError as _err:  # pragma: no cover - exercised in a subprocess by t
         ) from None
     raise ImportError(f"salsox's compiled extension (salsox._core) failed to load: {_err}") from _err
 from . import losses, plugins, progress
-from .io import PSM, Draws, from_arviz, from_xarray
+from .io import PSM, Draws, from_arviz, from_xarray, read_draws
 from .enumeration import bell, minimize_by_enumeration
 from .metrics import ARI, RI, partition_loss, psm
 from .hookspecs import hookimpl
@@ -75,6 +75,7 @@ __all__ = [
     "tune",
     "from_arviz",
     "from_xarray",
+    "read_draws",
     "plots",
     "ProgressBar",
     "SearchProgress",

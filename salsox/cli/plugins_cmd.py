@@ -39,5 +39,5 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "plugins", help="list installed plugins", description="Losses and initialisers provided by installed plugins."
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(handler=run)

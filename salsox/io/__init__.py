@@ -7,6 +7,7 @@ Layer 1: imports only the compiled core and :mod:`salsox._validation`.
 from .draws import Draws, as_draws
 from .foreign import convert_foreign, convert_foreign_named, from_arviz, from_xarray, item_names_of
 from .psm import PSM
+from .files import read_draws
 
 __all__ = [
     "Draws",
@@ -17,4 +18,5 @@ __all__ = [
     "from_arviz",
     "from_xarray",
     "item_names_of",
+    "read_draws",
 ]

@@ -25,7 +25,9 @@ def item_label(i: int, names: Optional[np.ndarray], one_based: bool = False) -> 
     return str(int(i) + (1 if one_based else 0))
 
 
-def items_preview(members: Union[Sequence[int], np.ndarray], names: Optional[np.ndarray], one_based: bool = False) -> str:
+def items_preview(
+    members: Union[Sequence[int], np.ndarray], names: Optional[np.ndarray], one_based: bool = False
+) -> str:
     """The first few members of a cluster, comma-separated, "..." when there are more."""
     shown = [item_label(i, names, one_based) for i in members[:_PREVIEW]]
     return ", ".join(shown) + (", ..." if len(members) > _PREVIEW else "")
