@@ -102,7 +102,9 @@ def _check_labels(matrix: np.ndarray, path: str) -> None:
     what = "a missing value (NaN)" if np.isnan(value) else (
         "not finite" if not np.isfinite(value) else "not an integer"
     )
-    raise InputError(f"{path}: draw {h + 1}, item {i + 1} (1-based): {value!r} is {what}; labels must be integers")
+    raise InputError(
+        f"{path}: draw {h + 1}, item {i + 1} (1-based): {float(value)!r} is {what}; labels must be integers"
+    )
 
 
 def _read_netcdf(path: str, var: Optional[str]) -> Any:

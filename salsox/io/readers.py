@@ -121,7 +121,7 @@ def _read_npz(p: Path, path: str, what: str, key: Optional[str]) -> np.ndarray:
             if key is None:
                 key = "draws" if "draws" in keys else (keys[0] if len(keys) == 1 else None)
                 if key is None:
-                    raise InputError(f"{path} holds arrays {keys}; choose one with --key")
+                    raise InputError(f"{path} holds arrays {keys}; choose one with --key (var= in salsox.read_draws)")
             if key not in keys:
                 raise InputError(f"{path} has no array {key!r}; it holds {keys}")
             arr = npz[key]
