@@ -55,9 +55,6 @@ class Draws:
         8 or 16.
     nbytes : int
         Memory held by the compact labels.
-    item_names : ndarray of shape (n,) or None
-        The items' names, None when unknown.
-    item_dim : str or None
 
     Examples
     --------
@@ -65,7 +62,7 @@ class Draws:
     >>> d
     Draws(n_draws=3, n_items=3, max_clusters=2, label_bits=8)
     >>> d.draw(1)
-    array([0, 1, 1], dtype=uint8)
+    array([0, 1, 1], dtype=int32)
     >>> import pandas as pd
     >>> salsox.Draws(pd.DataFrame([[1, 1, 2]], columns=["ant", "bee", "cat"])).item_names
     array(['ant', 'bee', 'cat'], dtype=object)

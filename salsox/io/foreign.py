@@ -65,6 +65,16 @@ def from_xarray(data: Any, var_name: Optional[str] = None) -> np.ndarray:
     -------
     ndarray of shape (H, n)
         Chains stacked one after the other: H = chains x draws.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> z = xr.DataArray([[[0, 0, 1], [0, 1, 1]]], dims=("chain", "draw", "obs"), coords={"obs": ["a", "b", "c"]})
+    >>> salsox.from_xarray(z)
+    array([[0, 0, 1],
+           [0, 1, 1]])
+    >>> salsox.salso(z, seed=1).item_names        # salso keeps the item coordinate
+    array(['a', 'b', 'c'], dtype=object)
     """
     return _xarray_named(data, var_name)[0]
 

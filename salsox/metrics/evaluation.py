@@ -25,6 +25,13 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n, n), float64
+
+    Examples
+    --------
+    >>> salsox.psm([[0, 0, 1], [0, 1, 1]])
+    array([[1. , 0.5, 0. ],
+           [0.5, 1. , 0.5],
+           [0. , 0.5, 1. ]])
     """
     return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
 
@@ -115,6 +122,16 @@ def partition_loss(
     float, or ndarray of shape (M,) when ``estimate`` is 2-D.
 
     Count-based losses cost O(H n) per estimate.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> round(salsox.partition_loss([0, 0, 1, 1], draws, "VI"), 4)    # expected loss
+    0.5629
+    >>> salsox.partition_loss([[0, 0, 1, 1], [0, 0, 0, 0]], draws, "binder")   # one per row
+    array([0.16666667, 0.5       ])
+    >>> salsox.partition_loss([0, 0, 1, 1], [0, 0, 1, 2], "VI")       # two partitions
+    0.5
     """
     loss = get_loss(loss)
     t = as_truth(truth, loss, "truth")
@@ -141,7 +158,15 @@ def _two_partitions(x: Any, y: Any) -> tuple:
 
 
 def RI(x: Any, y: Any) -> float:
-    """Rand index between two partitions (1 = identical)."""
+    """Rand index between two partitions (1 = identical).
+
+    Examples
+    --------
+    >>> salsox.RI([0, 0, 1, 1], [0, 0, 1, 2])
+    0.8333333333333334
+    >>> salsox.RI([0, 0, 1], [7, 7, 3])      # only which items share a label matters
+    1.0
+    """
     xs, ys = _two_partitions(x, y)
     n = xs.shape[1]
     if n == 1:
@@ -151,6 +176,14 @@ def RI(x: Any, y: Any) -> float:
 
 
 def ARI(x: Any, y: Any) -> float:
-    """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial ones)."""
+    """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial ones).
+
+    Examples
+    --------
+    >>> round(salsox.ARI([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 2]), 4)
+    0.4444
+    >>> salsox.ARI([0, 0, 1], [7, 7, 3])
+    1.0
+    """
     xs, ys = _two_partitions(x, y)
     return 1.0 - float(partition_loss(ys[0], xs[0], "omARI", n_jobs=1))

@@ -45,6 +45,14 @@ def plot_heatmap(
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws
+    >>> ax = salsox.plots.plot_heatmap(salsox.salso(draws, seed=1).summary())
+    >>> import io
+    >>> ax.figure.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
     s = _summary_of(x, draws, loss)
     ax = _new_axes(ax, (5.5, 4.6))

@@ -44,13 +44,13 @@ class Estimate:
     >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
     >>> est = salsox.salso(draws, "VI", seed=1)
     >>> est.labels, est.n_clusters, est.sizes
-    (array([0, 0, 1, 1]), 2, array([2, 2]))
+    (array([0, 0, 1, 2]), 3, array([2, 1, 1]))
     >>> round(est.expected_loss, 4)
-    0.5409
+    0.3962
     >>> import pandas as pd
     >>> named = salsox.salso(pd.DataFrame(draws, columns=list("wxyz")), seed=1)
     >>> named.to_series().to_dict()
-    {'w': 0, 'x': 0, 'y': 1, 'z': 1}
+    {'w': 0, 'x': 0, 'y': 1, 'z': 2}
     """
 
     labels: np.ndarray

@@ -40,6 +40,15 @@ class TuneResult:
         Every evaluation, in order: ``a``, ``n_clusters``, ``expected_loss``.
     seed : int
         The seed every search used (each ``a`` is searched with the same seed).
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> res = salsox.tune(example_draws().draws, "VI", 6, seed=1)
+    >>> res.estimate.n_clusters, res.a < 1         # a < b: more clusters than VI's default
+    (6, True)
+    >>> len(res.history) > 0
+    True
     """
 
     a: float
@@ -109,6 +118,13 @@ def tune(
     The search is heuristic, so the number of clusters is only nearly monotone in ``a``;
     bisection still ends, at an ``a`` giving ``n_clusters`` or with the error above.
     Each evaluation is one :func:`salso` call: O(log(1/rtol)) searches in all.
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> res = salsox.tune(example_draws().draws, "binder", 3, seed=1)    # Binder's a for 3 clusters
+    >>> res.estimate.n_clusters, res.loss.b
+    (3, 1.0)
     """
     if not isinstance(loss, str) and not isinstance(loss, type):
         loss = getattr(loss, "name", loss)

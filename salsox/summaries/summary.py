@@ -86,8 +86,8 @@ class Summary:
     item
     0           0    1.000000
     1           0    1.000000
-    2           1    0.666667
-    3           1    0.666667
+    2           1    0.333333
+    3           1    0.333333
     """
 
     labels: np.ndarray
@@ -271,6 +271,19 @@ def summarize(
     -----
     Builds the n x n PSM. Item scores cost O(H n) for ``"binder"`` and ``"VI"`` (closed
     form) and O(H sum_k n_k^2) for other count losses (one evaluation per item).
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> s = salsox.summarize([0, 0, 1, 1], draws, "VI")
+    >>> print(s)
+    2 clusters of 4 items; loss VI(a=1.0, b=1.0), expected loss 0.562907
+    cluster   size exemplar  within between
+          0      2        0   1.000   0.167
+          1      2        2   0.333   0.167
+    least certain items (mean similarity to own cluster): 2 (0.33), 3 (0.33), 0 (1.00), 1 (1.00)
+    >>> s.item_similarity
+    array([1.        , 1.        , 0.33333333, 0.33333333])
     """
     estimate_names = None
     if hasattr(labels, "labels") and hasattr(labels, "expected_loss"):

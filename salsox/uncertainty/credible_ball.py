@@ -235,6 +235,15 @@ def credible_ball(
     The distances of all H draws to the estimate are computed in one engine call, O(H n).
     Draws tied with the last one admitted at the ball's edge are left out in draw order, as
     mcclust.ext does; a bound lists every distinct partition that attains it.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1], [0, 0, 1, 1]]
+    >>> ball = salsox.credible_ball([0, 0, 1, 1], draws, "VI", level=0.75)
+    >>> ball.n_in_ball, ball.radius
+    (3, 0.5)
+    >>> ball.upper_vertical.n_clusters, ball.lower_vertical.n_clusters
+    (array([2]), array([3]))
     """
     estimate_names = None
     if hasattr(estimate, "labels") and hasattr(estimate, "expected_loss"):
