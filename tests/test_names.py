@@ -116,3 +116,13 @@ def test_html_reprs_show_names_escaped() -> None:
         assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     ball = salsox.credible_ball(est, DRAWS)
     assert "credible ball" in ball._repr_html_() and "horizontal" in ball._repr_html_()
+
+
+def test_tune_dlso_and_chips_keep_names() -> None:
+    xr = pytest.importorskip("xarray")
+    da = xr.DataArray(DRAWS, dims=("draw", "obs"), coords={"obs": NAMES})
+    tuned = salsox.tune(da, "binder", 2, seed=1).estimate
+    assert tuned.item_names.tolist() == NAMES and tuned.item_dim == "obs"
+    assert salsox.dlso(frame(), "binder").item_names.tolist() == NAMES
+    res = salsox.chips(frame(), 0.5, seed=1)
+    assert res.completed is not None and res.completed.item_names.tolist() == NAMES

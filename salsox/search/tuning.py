@@ -13,7 +13,7 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from .._validation import check_cost, check_int, check_seed
-from ..io import Draws, convert_foreign
+from ..io import Draws
 from ..losses import VI, Binder
 from .estimate import Estimate
 from .salso_search import salso
@@ -137,7 +137,7 @@ def tune(
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not (0 < rtol < 1):
         raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
     max_evaluations = check_int("max_evaluations", max_evaluations, minimum=2)
-    truth = Draws(convert_foreign(draws))
+    truth = Draws(draws)  # xarray / ArviZ inputs too, with their item names
     n = truth.n_items
     target = check_int("n_clusters", n_clusters, minimum=1)
     if target > n:
