@@ -66,6 +66,7 @@ def test_tsv_and_plain_text(tmp_path: Path) -> None:
         ("1,1,2,2\n1,1,2.5,3\n", 2, 3),
         ("1,1,2.5,2\n1,1,2,3\n", 1, 3),
         ("1,1,,2\n1,1,2,3\n", 1, 3),
+        ('"NA","NA","NA","NA"\n1,1,2,3\n', 1, 1),  # quoted, but missing values: not a header
     ],
 )
 def test_missing_or_non_integer_labels_name_the_line(tmp_path: Path, text: str, line: int, field: int) -> None:

@@ -211,8 +211,9 @@ def _parse_text(
         if kind != "names" and len(rows) > 1:
             # R's write.csv(m) quotes every column name, even "1","2",...; its numbers are bare.
             quoted = _is_quoted(rows[0][1], delimiter)
-            names_part = quoted[1:] if first_fields[0] == "" and len(quoted) > 1 else quoted
-            if all(names_part) and not all(_is_quoted(rows[1][1], delimiter)):
+            offset = 1 if first_fields[0] == "" and len(quoted) > 1 else 0
+            missing = any(f.lower() in _MISSING for f in first_fields[offset:])  # "NA" is never a name
+            if all(quoted[offset:]) and not missing and not all(_is_quoted(rows[1][1], delimiter)):
                 has_header, kind = True, "names"
         if has_header and kind == "numbers" and first_fields[0] != "":
             sys.stderr.write(
