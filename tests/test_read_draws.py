@@ -103,6 +103,17 @@ def test_argument_checks(tmp_path: Path) -> None:
         salsox.read_draws(tmp_path / "d.csv", var=3)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="not found"):
         salsox.read_draws(tmp_path / "missing.csv")
+    with pytest.raises(InputError, match="not found"):
+        salsox.read_draws(tmp_path / "missing.nc")
+    (tmp_path / "empty.nc").write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        salsox.read_draws(tmp_path / "empty.nc")
+    (tmp_path / "dir.nc").mkdir()
+    with pytest.raises(InputError, match="directory"):
+        salsox.read_draws(tmp_path / "dir.nc")
+    (tmp_path / "junk.nc").write_bytes(b"junk")
+    with pytest.raises(InputError, match="cannot read .*junk.nc as netCDF"):
+        salsox.read_draws(tmp_path / "junk.nc")
 
 
 @pytest.fixture

@@ -111,8 +111,12 @@ def _read_netcdf(path: str, var: Optional[str]) -> Any:
     """(matrix, item names, item dimension) from a netCDF file: a Dataset, or an
     InferenceData's posterior group."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError(f"draws file not found: {path}")
+    if p.is_dir():
+        raise InputError(f"draws path is a directory, not a file: {path}")
+    if p.stat().st_size == 0:
+        raise InputError(f"draws file is empty: {path}")
     try:
         import xarray as xr
     except ImportError:
