@@ -39,6 +39,13 @@ def test_r_write_table_layout_drops_the_row_names(tmp_path: Path) -> None:
     np.testing.assert_array_equal(salsox.psm(d), salsox.psm(DRAWS))
 
 
+def test_a_header_shorter_than_unquoted_lines_is_an_error(tmp_path: Path) -> None:
+    """Without R's quotes, an extra first field could be an item: refused, not dropped."""
+    path = write(tmp_path, "d.csv", "a,b,c\n1,1,2,2\n2,1,2,3\n")
+    with pytest.raises(InputError, match="names 3 columns but the lines hold 4 values"):
+        salsox.read_draws(path)
+
+
 def test_quoted_numeric_header_is_a_header(tmp_path: Path) -> None:
     """R quotes column names even when they are numbers ("1","2",...): not a draw."""
     path = write(tmp_path, "d.csv", '"101","102","103","104"\n1,1,2,2\n1,1,2,3\n1,1,1,2\n')

@@ -228,9 +228,11 @@ def _parse_text(
             raise InputError(f"{path}: only a header line (line {rows[0][0]}), no {what}")
         drop_first_column = first_fields[0] == "" and len(first_fields) > 1  # a row-name column
         names = first_fields[1:] if drop_first_column else first_fields
-        if not drop_first_column and len(_split(rows[1][1], delimiter)) == len(first_fields) + 1:
-            # R's write.table: a header of n names above lines of a row name and n values.
-            drop_first_column = True
+        second = rows[1][1]
+        if not drop_first_column and len(_split(second, delimiter)) == len(first_fields) + 1:
+            # R's write.table: a header of n names above lines of a quoted row name and n values
+            # (an unquoted extra first field could be an item: the count check below refuses it).
+            drop_first_column = _is_quoted(second, delimiter)[0]
         if kind == "numbers":
             names = None  # pandas' default column labels are positions, not names
         rows = rows[1:]
@@ -255,7 +257,8 @@ def _parse_text(
     if names is not None and len(names) != matrix.shape[1]:
         raise InputError(
             f"{path}: the header (line {header_line}) names {len(names)} columns but the lines hold "
-            f"{matrix.shape[1]} values"
+            f"{matrix.shape[1]} values (unquoted row names, as R's write.table(quote = FALSE) writes? "
+            "write the draws with row.names = FALSE)"
         )
     return matrix, names
 
