@@ -123,14 +123,10 @@ class PluginInfo:
 
     Examples
     --------
-    >>> class HalfBinder(salsox.plugins.DecomposableLoss):
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
     ...     name = "doc-info"
-    ...     def draw_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def estimate_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def cell_term(self, counts, n):
-    ...         return -(counts / n) ** 2
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
     >>> name = salsox.plugins.register(HalfBinder)
     >>> info = next(p for p in salsox.plugins.list_plugins() if p.name == "doc-info")
     >>> info.kind, info.status, info.plugin == name, type(info.factory()).__name__
@@ -453,14 +449,10 @@ def registry() -> _Registry:
 
     Examples
     --------
-    >>> class HalfBinder(salsox.plugins.DecomposableLoss):
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
     ...     name = "doc-registry"
-    ...     def draw_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def estimate_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def cell_term(self, counts, n):
-    ...         return -(counts / n) ** 2
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
     >>> name = salsox.plugins.register(HalfBinder)
     >>> "doc-registry" in salsox.plugins.registry().loss_names()
     True
@@ -497,14 +489,10 @@ def register(plugin: Any, name: Optional[str] = None) -> str:
 
     Examples
     --------
-    >>> class HalfBinder(salsox.plugins.DecomposableLoss):
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
     ...     name = "doc-register"
-    ...     def draw_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def estimate_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def cell_term(self, counts, n):
-    ...         return -(counts / n) ** 2
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
     >>> salsox.plugins.register(HalfBinder)
     'loss:doc-register'
     >>> salsox.salso([[0, 0, 1, 1], [0, 0, 1, 2]], "doc-register", seed=1).labels   # selected by name
@@ -519,14 +507,10 @@ def unregister(plugin: Any = None, name: Optional[str] = None) -> None:
 
     Examples
     --------
-    >>> class HalfBinder(salsox.plugins.DecomposableLoss):
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
     ...     name = "doc-unregister"
-    ...     def draw_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def estimate_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def cell_term(self, counts, n):
-    ...         return -(counts / n) ** 2
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
     >>> name = salsox.plugins.register(HalfBinder)
     >>> salsox.plugins.unregister(name=name)
     >>> "doc-unregister" in salsox.plugins.registry().loss_names()
@@ -544,14 +528,10 @@ def list_plugins() -> List[PluginInfo]:
 
     Examples
     --------
-    >>> class HalfBinder(salsox.plugins.DecomposableLoss):
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
     ...     name = "doc-list"
-    ...     def draw_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def estimate_term(self, counts, n):
-    ...         return 0.5 * (counts / n) ** 2
-    ...     def cell_term(self, counts, n):
-    ...         return -(counts / n) ** 2
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
     >>> name = salsox.plugins.register(HalfBinder)
     >>> [(p.name, p.kind, p.source, p.status) for p in salsox.plugins.list_plugins() if p.name == "doc-list"]
     [('doc-list', 'loss', 'runtime', 'ok')]
