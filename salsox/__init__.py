@@ -9,8 +9,26 @@ Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
 """
 
 from ._version import __version__
+
+# The compiled engine first: without it every other import fails, and from a source checkout
+# (no extension built beside the sources) Python would report a confusing circular import.
+try:
+    from . import _core  # noqa: F401
+except ImportError as _err:  # pragma: no cover - exercised in a subprocess by the tests
+    import importlib.util as _util
+    import os as _os
+
+    if _util.find_spec(f"{__name__}._core") is None:
+
+        raise ImportError(
+            f"salsox's compiled extension (salsox._core) is missing from {_os.path.dirname(__file__)}: "
+            "this is probably salsox's source tree, which holds no compiled extension. Build and install "
+            "it (pip install . , or pip install -e . for development), then import it from outside the "
+            "source checkout."
+        ) from None
+    raise ImportError(f"salsox's compiled extension (salsox._core) failed to load: {_err}") from _err
 from . import losses, plugins, progress
-from .io import PSM, Draws, from_arviz, from_xarray
+from .io import PSM, Draws, from_arviz, from_xarray, read_draws
 from .enumeration import bell, minimize_by_enumeration
 from .metrics import ARI, RI, partition_loss, psm
 from .hookspecs import hookimpl
@@ -64,6 +82,7 @@ __all__ = [
     "tune",
     "from_arviz",
     "from_xarray",
+    "read_draws",
     "plots",
     "ProgressBar",
     "SearchProgress",

@@ -255,9 +255,9 @@ def minimize_by_enumeration(
     --------
     >>> import numpy as np
     >>> draws = np.array([[1, 1, 2], [1, 1, 1], [1, 2, 2]])
-    >>> res = minimize_by_enumeration(draws, "binder")  # doctest: +SKIP
-    >>> res.labels, res.n_partitions  # doctest: +SKIP
-    (array([0, 0, 0], dtype=int32), 5)
+    >>> res = minimize_by_enumeration(draws, "binder")
+    >>> res.labels.tolist(), res.n_partitions
+    ([0, 0, 0], 5)
     """
     # Deferred, and looked up at call time: the tests swap in a reference implementation.
     from .metrics import evaluation

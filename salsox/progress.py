@@ -36,6 +36,13 @@ class SearchProgress(NamedTuple):
         Lowest expected loss among the finished runs (``inf`` before the first finishes).
     seconds : float
         Time since the search started.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> est = salsox.salso([[0, 0, 1], [0, 1, 1]], n_runs=4, n_jobs=1, seed=1, progress=seen.append)
+    >>> seen[-1].runs_done, seen[-1].runs_total
+    (4, 4)
     """
 
     runs_done: int
@@ -64,6 +71,14 @@ class ProgressBar:
     delay : float, default 0
         Seconds into the search before the bar first appears (quick searches then print
         nothing).
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> est = salsox.salso([[0, 0, 1], [0, 1, 1]], n_runs=4, seed=1, progress=salsox.ProgressBar(stream))
+    >>> "4/4" in stream.getvalue()
+    True
     """
 
     def __init__(

@@ -101,3 +101,40 @@ def test_build_configuration() -> None:
         assert section in meta["tool"]
     # ... and so must the linter and type checker, so that tests/test_lint.py runs there.
     assert {"ruff", "mypy"} <= {re.split(r"[<>=!~ ]", r)[0] for r in extras["test"]}
+
+
+def test_license_file_is_declared_and_shipped_in_the_sdist(tmp_path: Path) -> None:
+    """LICENSE exists, pyproject declares it (so the wheel's dist-info carries it), and the
+    sdist holds it with a License-File line in its metadata (building an sdist compiles nothing)."""
+    assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    project = _pyproject()["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    pytest.importorskip("scikit_build_core")
+    build = "import sys; from scikit_build_core.build import build_sdist; print(build_sdist(sys.argv[1]))"
+    proc = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import tarfile
+
+    with tarfile.open(tmp_path / proc.stdout.strip().splitlines()[-1]) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        pkg_info = tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("/PKG-INFO")))
+        assert pkg_info is not None
+        metadata = pkg_info.read().decode()
+    assert "LICENSE" in names
+    assert "License-File: LICENSE" in metadata and "License-Expression: MIT" in metadata
+
+
+def test_import_from_the_source_tree_without_the_extension_says_so() -> None:
+    """``import salsox`` where ./salsox has no compiled extension (a source checkout, run
+    without site-packages so no installed or editable copy can step in) fails with a message
+    saying what is missing and what to do, not Python's circular-import complaint."""
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", "import salsox"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: salsox's compiled extension (salsox._core) is missing"), last
+    assert "pip install" in last and "circular" not in proc.stderr

@@ -33,6 +33,8 @@ need = ["salsox/__init__.py", "salsox/py.typed", "salsox/_core.pyi", "salsox/_ve
 missing = [n for n in need if n not in names]
 if not any(n.startswith("salsox/_core.") and n.endswith((".so", ".pyd")) for n in names):
     missing.append("salsox/_core extension")
+if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):
+    missing.append("*.dist-info/licenses/LICENSE")
 bad = [n for n in names if n.startswith(("tests/", "cpp/", "build/", "benchmarks/"))]
 if missing or bad:
     sys.exit(f"wheel contents: missing {missing}, unexpected {bad}")
@@ -56,7 +58,7 @@ echo "   $(basename "$sdist") in $((SECONDS - t0)) s"
 "$work/tools/bin/python" - "$sdist" <<'PY'
 import sys, tarfile
 names = [n.split("/", 1)[1] for n in tarfile.open(sys.argv[1]).getnames() if "/" in n]
-need = ["pyproject.toml", "CMakeLists.txt", "README.md", "salsox/__init__.py", "salsox/py.typed",
+need = ["pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "salsox/__init__.py", "salsox/py.typed",
         "salsox/_core.pyi", "cpp/include/salsox/search.hpp", "cpp/bindings/module.cpp"]
 missing = [n for n in need if n not in names]
 bad = [n for n in names if n.startswith(("build/", ".ci/"))]

@@ -9,6 +9,7 @@ from .common import (
     _add_draws,
     _add_jobs,
     _add_loss,
+    _add_one_based,
     _add_search,
     _estimate_or_labels,
     _load_draws,
@@ -46,6 +47,7 @@ def add_parser(sub: Any) -> None:
     _add_loss(p)
     _add_search(p)
     _add_jobs(p)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--out", "-o")
+    p.add_argument("--json", action="store_true", help="print the ball as JSON (with the bounds' labels)")
+    p.add_argument("--out", "-o", help="write the report to this file")
+    _add_one_based(p, "cluster labels and draw numbers")
     p.set_defaults(handler=run)

@@ -13,6 +13,7 @@ from .common import (
     _add_draws,
     _add_jobs,
     _add_loss,
+    _add_one_based,
     _estimate_dict,
     _jsonable,
     _load_draws,
@@ -27,6 +28,13 @@ def run(args: argparse.Namespace) -> int:
     from ..uncertainty.chips import Unallocated, chips
 
     draws = _load_draws(args)
+    names = None if draws.item_names is None else [str(v) for v in draws.item_names]
+    shift = 1 if args.one_based else 0
+
+    def shifted(labels: Any) -> Any:  # -1 (unallocated) stays -1
+        labels = np.asarray(labels)
+        return np.where(labels >= 0, labels + shift, labels)
+
     res = chips(
         draws, args.threshold, n_runs=args.runs, path=True if args.path else None, n_jobs=args.jobs,
         seed=args.seed, complete=False if args.no_complete else None, loss=_resolve_loss(args),
@@ -34,11 +42,13 @@ def run(args: argparse.Namespace) -> int:
     )
     if res.mode == "path":
         rows = [
-            {"n_items": int(k), "probability": float(p), "labels": lab.tolist()}
+            {"n_items": int(k), "probability": float(p), "labels": shifted(lab).tolist()}
             for k, p, lab in zip(np.atleast_1d(res.n_items), np.atleast_1d(res.probability), res.labels)
         ]
         if args.json:
-            payload: Dict[str, Any] = {"mode": "path", "auc": res.auc, "path": rows, "seed": res.info["seed"]}
+            payload: Dict[str, Any] = {
+                "mode": "path", "auc": res.auc, "item_names": names, "path": rows, "seed": res.info["seed"],
+            }
             _write(json.dumps(_jsonable(payload)), args.out)
         else:
             lines = ["n_items,probability"] + [f"{r['n_items']},{r['probability']:.10g}" for r in rows]
@@ -50,13 +60,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         payload = {
             "mode": "single",
-            "labels": res.labels,
+            "labels": shifted(res.labels),
+            "item_names": names,
             "n_items": res.n_items,
             "probability": res.probability,
             "threshold": res.threshold_used,
-            "unallocated": {"items": u.items, "counts": u.counts, "q": u.q},
+            "unallocated": {"items": np.asarray(u.items) + shift, "counts": u.counts, "q": u.q},
             "cluster_probability": res.cluster_probability,
-            "completed": None if completed is None else _estimate_dict(completed, False),
+            "completed": None if completed is None else _estimate_dict(completed, args.one_based),
             "seed": res.info["seed"],
         }
         _write(json.dumps(_jsonable(payload)), args.out)
@@ -65,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         f"salsox: {res.n_items} of {len(res.labels)} items allocated, probability {res.probability:.6g}\n"
     )
     # One line per item: CHIPS label (-1 unallocated) and, when completed, the full partition's label.
-    cols = [res.labels] if completed is None else [res.labels, completed.labels]
+    cols = [shifted(res.labels)] if completed is None else [shifted(res.labels), shifted(completed.labels)]
     _write("\n".join(",".join(str(int(c[i])) for c in cols) for i in range(len(res.labels))), args.out)
     return 0
 
@@ -93,4 +104,5 @@ def add_parser(sub: Any) -> None:
     _add_jobs(p)
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("--out", "-o", help="output file (default stdout)")
+    _add_one_based(p, "cluster labels (-1 stays unallocated) and item numbers")
     p.set_defaults(handler=run)

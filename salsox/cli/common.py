@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 import numpy as np
 
@@ -48,16 +48,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _load_draws(args: argparse.Namespace) -> Any:
-    """The draws file as a validated :class:`salsox.Draws` (errors name the file)."""
-    from ..io import Draws
+    """The draws file as a validated :class:`salsox.Draws`, with its item names (errors name
+    the file): :func:`salsox.read_draws`."""
+    from ..io import read_draws
 
-    draws = read_matrix(args.draws, "draws", getattr(args, "key", None), getattr(args, "header", "auto"))
-    if draws.ndim != 2:
-        raise CLIError(f"draws must be a 2-D matrix (draws x items), got a {draws.ndim}-D array from {args.draws}")
-    try:
-        return Draws(draws)
-    except (ValueError, TypeError) as err:
-        raise CLIError(f"{args.draws}: {_error_message(err)}") from None
+    key, var = getattr(args, "key", None), getattr(args, "var", None)
+    if key is not None and var is not None:
+        raise CLIError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
+    return read_draws(args.draws, key if var is None else var, header=getattr(args, "header", "auto"))
 
 
 def _jsonable(x: Any) -> Any:
@@ -247,10 +245,16 @@ def _search(args: argparse.Namespace, draws: Any) -> Any:
     return search.salso(draws, loss, progress=bar, **options)
 
 
+def _item_names(est: Any) -> Optional[List[str]]:
+    names = getattr(est, "item_names", None)
+    return None if names is None else [str(v) for v in names]
+
+
 def _estimate_dict(est: Any, one_based: bool) -> Dict[str, Any]:
     return _jsonable(
         {
             "labels": (np.asarray(est.labels) + (1 if one_based else 0)).tolist(),
+            "item_names": _item_names(est),
             "n_clusters": est.n_clusters,
             "sizes": est.sizes.tolist(),
             "expected_loss": est.expected_loss,
@@ -296,8 +300,18 @@ def _plot_summary(summary: Any, path: str, kind: str, dpi: int, data: Optional[n
 
 
 def _write_report(report: Any, args: argparse.Namespace) -> None:
-    """A Summary or CredibleBall: its to_dict() as JSON with --json, else its to_text()."""
-    _write(json.dumps(_jsonable(report.to_dict())) if args.json else report.to_text(), args.out)
+    """A Summary or CredibleBall: its to_dict() as JSON with --json, else its to_text()
+    (numbered from 1 with --one-based)."""
+    one_based = getattr(args, "one_based", False)
+    if args.json:
+        text = json.dumps(_jsonable(report.to_dict(one_based=one_based)))
+    else:
+        text = report.to_text(one_based=one_based)
+    _write(text, args.out)
+
+
+def _add_one_based(p: argparse.ArgumentParser, what: str = "labels and item numbers") -> None:
+    p.add_argument("--one-based", action="store_true", help=f"{what} start at 1, as in R (default 0)")
 
 
 def _require_matplotlib() -> None:
@@ -349,9 +363,15 @@ def _probability_of(name: str, closed: bool = False) -> Callable[[str], float]:
 
 def _add_draws(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "draws", metavar="DRAWS", help="draws file: .npy, .npz, .csv or .txt (H rows x n items); - for stdin"
+        "draws",
+        metavar="DRAWS",
+        help="draws file: .csv, .tsv or .txt (H rows x n items; a header names the items), .npy, .npz, "
+        "or netCDF .nc (xarray, ArviZ InferenceData); - for stdin",
     )
     p.add_argument("--key", help="array name inside a .npz file (default: 'draws', or its only array)")
+    p.add_argument(
+        "--var", help="variable holding the labels in a netCDF / InferenceData file (default: its only one)"
+    )
     p.add_argument(
         "--header",
         choices=_HEADER_CHOICES,

@@ -7,7 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from .common import _add_jobs, _add_plot, _plot_summary, _positive_int, _progress_bar, _require_matplotlib, _write
+from .common import (
+    _add_jobs,
+    _add_one_based,
+    _add_plot,
+    _plot_summary,
+    _positive_int,
+    _progress_bar,
+    _require_matplotlib,
+    _write,
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
         f"SALSO estimate (VI loss, {args.runs} runs, seed {args.seed}): {est.n_clusters} clusters, "
         f"expected loss {est.expected_loss:.6g}; adjusted Rand index with the true labels {agreement:.3f}",
         "",
-        summary.to_text(),
+        summary.to_text(one_based=args.one_based),
         "",
-        ball.to_text(),
+        ball.to_text(one_based=args.one_based),
     ]
     _write("\n".join(lines), None)
     return 0
@@ -53,9 +62,10 @@ def add_parser(sub: Any) -> None:
         help="run on the bundled example draws",
         description="Estimate, summary and credible ball for the bundled example draws.",
     )
-    p.add_argument("--runs", type=_positive_int("--runs"), default=16)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--runs", type=_positive_int("--runs"), default=16, help="SALSO runs (default 16)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     _add_jobs(p)
     _add_plot(p)
+    _add_one_based(p, "cluster, item and draw numbers")
     p.set_defaults(handler=run)

@@ -9,6 +9,7 @@ from .common import (
     _add_draws,
     _add_jobs,
     _add_loss,
+    _add_one_based,
     _add_plot,
     _add_search,
     _estimate_or_labels,
@@ -51,4 +52,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--data", help="features of the items (n x p), for --kind pairs")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--out", "-o", help="write the report to this file")
+    _add_one_based(p, "cluster and item numbers (items without names)")
     p.set_defaults(handler=run)

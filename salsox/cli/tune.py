@@ -62,12 +62,17 @@ def add_parser(sub: Any) -> None:
         "--loss", choices=("binder", "VI"), default="binder", help="loss whose a is tuned (default binder)"
     )
     p.add_argument("--b", type=float, default=1.0, help="fixed cost b (default 1)")
-    p.add_argument("--max-clusters", type=_positive_int("--max-clusters"), default=None)
-    p.add_argument("--runs", type=_positive_int("--runs"), default=16)
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument(
+        "--max-clusters",
+        type=_positive_int("--max-clusters"),
+        default=None,
+        help="cap on the number of clusters (default: most clusters in any draw)",
+    )
+    p.add_argument("--runs", type=_positive_int("--runs"), default=16, help="runs per search (default 16)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same result)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no spinner on stderr")
     _add_jobs(p)
-    p.add_argument("--out", "-o")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--one-based", action="store_true")
+    p.add_argument("--out", "-o", help="write labels (or JSON) to this file (.npy for a numpy array)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (estimate, a, b, history)")
+    p.add_argument("--one-based", action="store_true", help="labels start at 1, as in R (default 0)")
     p.set_defaults(handler=run)

@@ -5,7 +5,18 @@ Layer 1: imports only the compiled core and :mod:`salsox._validation`.
 """
 
 from .draws import Draws, as_draws
-from .foreign import convert_foreign, from_arviz, from_xarray
+from .foreign import convert_foreign, convert_foreign_named, from_arviz, from_xarray, item_names_of
 from .psm import PSM
+from .files import read_draws
 
-__all__ = ["Draws", "as_draws", "PSM", "convert_foreign", "from_arviz", "from_xarray"]
+__all__ = [
+    "Draws",
+    "as_draws",
+    "PSM",
+    "convert_foreign",
+    "convert_foreign_named",
+    "from_arviz",
+    "from_xarray",
+    "item_names_of",
+    "read_draws",
+]

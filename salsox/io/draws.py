@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from .. import _core
 from .._validation import as_integer_array
-from .foreign import convert_foreign
+from .foreign import convert_foreign_named
 
-__all__ = ["Draws", "as_draws"]
+__all__ = ["Draws", "as_draws", "check_item_names"]
 
 # Label dtypes the engine reads directly (narrow ones are never widened in a copy).
 _ENGINE_DTYPES = tuple(
@@ -33,6 +33,14 @@ class Draws:
         ``xarray.DataArray`` with dimensions (chain, draw, item), or an ArviZ
         ``(InferenceData, "variable")`` pair, is accepted too (chains stacked; see
         :func:`salsox.from_arviz`).
+    item_names : array-like of shape (n,), optional
+        Names of the items (any values: strings, numbers...). By default they are taken from
+        the input when it has them: a DataFrame's column labels (not pandas' default 0..n-1),
+        the coordinate of an xarray object's item dimension; :func:`salsox.read_draws` takes
+        them from a file's header or coordinates. Estimates, summaries and plots carry them.
+    item_dim : str, optional
+        Name of the item dimension (taken from an xarray input; ``to_xarray()`` of an estimate
+        uses it, default ``"item"``).
 
     Each draw is relabelled internally to 0..k-1 and stored item-major with 8-bit labels when
     every draw has at most 256 clusters, 16-bit otherwise. Build a ``Draws`` once and pass it
@@ -47,14 +55,40 @@ class Draws:
         8 or 16.
     nbytes : int
         Memory held by the compact labels.
+
+    Examples
+    --------
+    >>> d = salsox.Draws([[1, 1, 2], [1, 2, 2], [5, 5, 5]])
+    >>> d
+    Draws(n_draws=3, n_items=3, max_clusters=2, label_bits=8)
+    >>> d.draw(1)
+    array([0, 1, 1], dtype=int32)
+    >>> import pandas as pd
+    >>> salsox.Draws(pd.DataFrame([[1, 1, 2]], columns=["ant", "bee", "cat"])).item_names
+    array(['ant', 'bee', 'cat'], dtype=object)
     """
 
-    def __init__(self, draws: Any) -> None:
+    def __init__(self, draws: Any, *, item_names: Any = None, item_dim: Optional[str] = None) -> None:
         self._core: _core.CompactDraws
+        self._item_names: Optional[np.ndarray] = None
+        self._item_dim: Optional[str] = None
+        # xarray DataArray / ArviZ InferenceData (optional), with the names they carry
+        draws, found_names, found_dim = convert_foreign_named(draws)
+        if item_names is None:
+            item_names = found_names
+        if item_dim is None:
+            item_dim = found_dim
         if isinstance(draws, Draws):
             self._core = draws._core
-            return
-        draws = convert_foreign(draws)  # xarray DataArray / ArviZ InferenceData (optional)
+        else:
+            self._core = self._compact(draws)
+        self._item_names = check_item_names(item_names, self.n_items)
+        if item_dim is not None and not isinstance(item_dim, str):
+            raise TypeError(f"item_dim must be a string, got {type(item_dim).__name__}")
+        self._item_dim = item_dim
+
+    @staticmethod
+    def _compact(draws: Any) -> "_core.CompactDraws":
         arr = as_integer_array(draws, "draws")
         if arr.ndim == 1:
             raise ValueError(
@@ -73,9 +107,19 @@ class Draws:
         # (as_integer_array made the byte order native), whatever the input's layout.
         arr = np.ascontiguousarray(arr)
         try:
-            self._core = _core.CompactDraws(arr)
+            return _core.CompactDraws(arr)
         except ValueError as err:
             raise ValueError(f"draws: {err}") from None
+
+    @property
+    def item_names(self) -> Optional[np.ndarray]:
+        """The items' names (read-only array), or None when unknown."""
+        return self._item_names
+
+    @property
+    def item_dim(self) -> Optional[str]:
+        """Name of the item dimension of an xarray input, or None."""
+        return self._item_dim
 
     @property
     def n_items(self) -> int:
@@ -117,8 +161,8 @@ class Draws:
         return np.asarray(self._core.labels_matrix())
 
     def __reduce__(self):
-        # Pickles (e.g. to Dask workers) as the compact relabelled matrix.
-        return (Draws, (self.labels_matrix(),))
+        # Pickles (e.g. to Dask workers) as the compact relabelled matrix, with the names.
+        return (Draws, (self.labels_matrix(),), {"_item_names": self._item_names, "_item_dim": self._item_dim})
 
     def __len__(self) -> int:
         return self.n_draws
@@ -128,6 +172,24 @@ class Draws:
             f"Draws(n_draws={self.n_draws}, n_items={self.n_items}, "
             f"max_clusters={self.max_clusters}, label_bits={self.label_bits})"
         )
+
+
+def check_item_names(names: Any, n: int) -> Optional[np.ndarray]:
+    """``names`` as a read-only 1-D array of ``n`` names (None stays None)."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        raise TypeError("item_names must be a sequence of n names, not a single string")
+    try:
+        arr = np.array(list(names), dtype=object)
+    except TypeError:
+        raise TypeError(f"item_names must be a sequence of n names, got {type(names).__name__}") from None
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"item_names must hold one name per item ({n}), got shape {arr.shape}")
+    # Plain Python values (numpy scalars print as np.str_('a') in reprs and JSON chokes on them).
+    arr = np.array([v.item() if isinstance(v, np.generic) else v for v in arr], dtype=object)
+    arr.setflags(write=False)
+    return arr
 
 
 DrawsLike = Union[Draws, np.ndarray, Any]

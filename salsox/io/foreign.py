@@ -14,7 +14,11 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["from_xarray", "from_arviz", "convert_foreign", "is_foreign"]
+__all__ = ["from_xarray", "from_arviz", "convert_foreign", "convert_foreign_named", "is_foreign", "item_names_of"]
+
+# What an input says about its items: their names (None when unknown) and, from xarray, the
+# name of the item dimension.
+Names = Tuple[Optional[np.ndarray], Optional[str]]
 
 # Dimension names treated as "which posterior sample", in stacking order.
 _SAMPLE_DIMS: Tuple[str, ...] = ("chain", "draw", "sample", "samples", "iteration")
@@ -61,7 +65,22 @@ def from_xarray(data: Any, var_name: Optional[str] = None) -> np.ndarray:
     -------
     ndarray of shape (H, n)
         Chains stacked one after the other: H = chains x draws.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> z = xr.DataArray([[[0, 0, 1], [0, 1, 1]]], dims=("chain", "draw", "obs"), coords={"obs": ["a", "b", "c"]})
+    >>> salsox.from_xarray(z)
+    array([[0, 0, 1],
+           [0, 1, 1]])
+    >>> salsox.salso(z, seed=1).item_names        # salso keeps the item coordinate
+    array(['a', 'b', 'c'], dtype=object)
     """
+    return _xarray_named(data, var_name)[0]
+
+
+def _xarray_named(data: Any, var_name: Optional[str] = None) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[str]]:
+    """:func:`from_xarray`'s matrix, with the item coordinate (None without one) and dimension."""
     if _is_dataset(data):
         names = [str(v) for v in data.data_vars]
         if var_name is None:
@@ -85,14 +104,24 @@ def from_xarray(data: Any, var_name: Optional[str] = None) -> np.ndarray:
         if not sample and len(dims) in (2, 3):
             # Unnamed dimensions: take the documented positional layout.
             values = np.asarray(data.values)
-            return values.reshape(-1, values.shape[-1])
+            return values.reshape(-1, values.shape[-1]), _coord(data, dims[-1]), dims[-1]
         raise ValueError(
             f"cannot tell the item dimension among {tuple(dims)}: expected the sample dimensions "
             f"{_SAMPLE_DIMS[:2]} (or 'sample') and exactly one other dimension for the items"
         )
     values = np.asarray(data.transpose(*sample, items[0]).values)
     n = values.shape[-1]
-    return values.reshape(-1, n)
+    return values.reshape(-1, n), _coord(data, items[0]), items[0]
+
+
+def _coord(data: Any, dim: str) -> Optional[np.ndarray]:
+    """The coordinate values along ``dim`` (the item names), or None when it has none."""
+    try:
+        if dim not in data.coords:
+            return None
+        return np.asarray(data.coords[dim].values)
+    except (AttributeError, TypeError):
+        return None
 
 
 def from_arviz(idata: Any, var_name: str, group: str = "posterior") -> np.ndarray:
@@ -114,6 +143,11 @@ def from_arviz(idata: Any, var_name: str, group: str = "posterior") -> np.ndarra
     >>> est = salsox.salso(salsox.from_arviz(idata, "z"))     # doctest: +SKIP
     >>> est = salsox.salso((idata, "z"))                       # the same  # doctest: +SKIP
     """
+    return from_xarray(_arviz_variable(idata, var_name, group))
+
+
+def _arviz_variable(idata: Any, var_name: str, group: str = "posterior") -> Any:
+    """The DataArray ``var_name`` of an InferenceData's ``group``, with clear errors."""
     if not isinstance(var_name, str):
         raise TypeError(f"var_name must be a string, got {type(var_name).__name__}")
     if not hasattr(idata, group):
@@ -125,7 +159,43 @@ def from_arviz(idata: Any, var_name: str, group: str = "posterior") -> np.ndarra
         available = []
     if available and var_name not in available:
         raise KeyError(f"variable {var_name!r} not found in the {group} group; available: {list(available)}")
-    return from_xarray(ds[var_name])
+    return ds[var_name]
+
+
+def convert_foreign_named(obj: Any) -> Tuple[Any, Optional[np.ndarray], Optional[str]]:
+    """:func:`convert_foreign`, with the item names and dimension the object carries.
+
+    A pandas DataFrame is returned unchanged, with its column labels as names (none for the
+    default 0..n-1 RangeIndex); anything else has no names.
+    """
+    if not is_foreign(obj):
+        names, dim = item_names_of(obj)
+        return obj, names, dim
+    if isinstance(obj, tuple):
+        container, name = obj
+        if _is_inference_data(container):
+            return _xarray_named(_arviz_variable(container, name))
+        return _xarray_named(container, name)
+    if _is_inference_data(obj):
+        convert_foreign(obj)  # raises: the variable must be named
+    return _xarray_named(obj)
+
+
+def item_names_of(obj: Any) -> Names:
+    """(names, dimension) carried by ``obj``: a Draws/PSM's, a DataFrame's columns, an xarray
+    object's item coordinate; (None, None) when it has none."""
+    if isinstance(obj, np.ndarray):
+        return None, None
+    if hasattr(obj, "item_names") and hasattr(obj, "n_items"):  # Draws, PSM
+        return obj.item_names, getattr(obj, "item_dim", None)
+    if is_foreign(obj):
+        return convert_foreign_named(obj)[1:]
+    columns = getattr(obj, "columns", None)
+    if columns is not None and hasattr(obj, "iloc"):  # a pandas DataFrame
+        if type(columns).__name__ == "RangeIndex" and columns.start == 0 and columns.step == 1:
+            return None, None  # pandas' default labels are positions, not names
+        return np.asarray(columns), None
+    return None, None
 
 
 def convert_foreign(obj: Any) -> Any:

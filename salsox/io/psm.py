@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
+
+from .draws import check_item_names
+from .foreign import item_names_of
 
 __all__ = ["PSM"]
 
@@ -16,13 +19,27 @@ class PSM:
     ----------
     matrix : array-like of shape (n, n)
         Symmetric, entries in [0, 1], ones on the diagonal.
+    item_names : array-like of shape (n,), optional
+        Names of the items; by default a DataFrame's column labels.
+
+    Examples
+    --------
+    >>> p = salsox.PSM([[1.0, 0.8, 0.1], [0.8, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    >>> p
+    PSM(n_items=3)
+    >>> salsox.salso(p, "binder", seed=1).labels
+    array([0, 0, 1])
     """
 
     matrix: np.ndarray
+    item_names: Optional[np.ndarray] = None
 
-    def __init__(self, matrix: Any) -> None:
+    def __init__(self, matrix: Any, *, item_names: Any = None) -> None:
+        if item_names is None:
+            item_names = item_names_of(matrix)[0]
         if isinstance(matrix, PSM):
             self.matrix = matrix.matrix
+            self.item_names = check_item_names(item_names, self.n_items)
             return
         try:
             m = np.asarray(matrix, dtype=np.float64)
@@ -40,6 +57,7 @@ class PSM:
             raise ValueError("psm must have ones on its diagonal")
         self.matrix = np.ascontiguousarray(m)
         self.matrix.setflags(write=False)
+        self.item_names = check_item_names(item_names, self.n_items)
 
     @property
     def n_items(self) -> int:

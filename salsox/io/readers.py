@@ -10,17 +10,17 @@ import sys
 import unicodedata
 import zipfile
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["InputError", "read_matrix", "read_labels", "escape_controls", "shown"]
+__all__ = ["InputError", "read_matrix", "read_matrix_named", "read_labels", "escape_controls", "shown"]
 
 # Draws file extensions read as text; anything else that is not .npy/.npz is tried as text too.
 _TEXT_SUFFIXES = (".csv", ".txt", ".tsv", ".dat")
 
 
-class InputError(Exception):
+class InputError(ValueError):
     """An input file that cannot be read as asked: a user-facing, one-line message."""
 
 
@@ -51,15 +51,25 @@ def read_matrix(path: str, what: str = "draws", key: Optional[str] = None, heade
     ``0,1,...,w-1`` (w >= 2) above further lines, as ``pandas.DataFrame.to_csv(index=False)``
     writes (a note on stderr says so). A header starting with an empty field, as R's
     ``write.csv`` and pandas' ``to_csv()`` with its index write, also drops the first column of
-    row names. ``header="yes"``/``"no"`` force the choice. Any other non-number in a line, and
-    a non-integral value when ``what`` is not ``"data"``, is an error naming the line and
-    field. ``-`` reads text from standard input.
+    row names, and so does a header one field shorter than the data lines (R's
+    ``write.table``). A first line of double-quoted fields above unquoted data is a header
+    too (R quotes column names, even numeric ones). ``header="yes"``/``"no"`` force the
+    choice. Any other non-number in a line, and a non-integral value when ``what`` is not
+    ``"data"``, is an error naming the line and field. ``-`` reads text from standard input.
 
     Raises
     ------
     InputError
         One-line messages naming the file (and line and field for text).
     """
+    return read_matrix_named(path, what, key, header)[0]
+
+
+def read_matrix_named(
+    path: str, what: str = "draws", key: Optional[str] = None, header: str = "auto"
+) -> Tuple[np.ndarray, Optional[List[str]]]:
+    """:func:`read_matrix`, with the column names of a text file's header (None without one,
+    or when the header is pandas' column numbers 0..w-1)."""
     if path == "-":
         return _parse_text(sys.stdin.read(), "<stdin>", what, ",", header)
     p = Path(path)
@@ -87,9 +97,9 @@ def read_matrix(path: str, what: str = "draws", key: Optional[str] = None, heade
                 raise InputError(f"{path} is not a valid .npy file (truncated or corrupt: {err})") from None
             except EOFError:
                 raise InputError(f"{path} is not a valid .npy file (truncated)") from None
-            return _numeric(arr, path, what)
+            return _numeric(arr, path, what), None
         if suffix == ".npz":
-            return _read_npz(p, path, what, key)
+            return _read_npz(p, path, what, key), None
         try:
             text = p.read_text(encoding="utf-8-sig")  # -sig: a byte-order mark is dropped
         except UnicodeDecodeError:
@@ -111,7 +121,7 @@ def _read_npz(p: Path, path: str, what: str, key: Optional[str]) -> np.ndarray:
             if key is None:
                 key = "draws" if "draws" in keys else (keys[0] if len(keys) == 1 else None)
                 if key is None:
-                    raise InputError(f"{path} holds arrays {keys}; choose one with --key")
+                    raise InputError(f"{path} holds arrays {keys}; choose one with --key (var= in salsox.read_draws)")
             if key not in keys:
                 raise InputError(f"{path} has no array {key!r}; it holds {keys}")
             arr = npz[key]
@@ -167,9 +177,15 @@ def _header_kind(fields: List[str]) -> Optional[str]:
     return None
 
 
+def _is_quoted(line: str, delimiter: Optional[str]) -> List[bool]:
+    """Which fields of ``line`` are enclosed in double quotes (R quotes names, not numbers)."""
+    parts = [f.strip() for f in (line.split(delimiter) if delimiter else line.split())]
+    return [len(f) >= 2 and f[0] == f[-1] == '"' for f in parts]
+
+
 def _parse_text(
     text: str, path: str, what: str, delimiter: Optional[str], header: str = "auto"
-) -> np.ndarray:
+) -> Tuple[np.ndarray, Optional[List[str]]]:
     if text.startswith("\ufeff"):
         text = text[1:]  # a UTF-8 byte-order mark, as spreadsheets write: not part of the data
     rows = [
@@ -192,16 +208,33 @@ def _parse_text(
         # A numeric 0..w-1 line is a header only above data (pandas' to_csv(index=False));
         # it could also be a draw of w singletons, hence the note and --header no.
         has_header = kind == "names" or (kind == "numbers" and len(rows) > 1)
+        if kind != "names" and len(rows) > 1:
+            # R's write.csv(m) quotes every column name, even "1","2",...; its numbers are bare.
+            quoted = _is_quoted(rows[0][1], delimiter)
+            offset = 1 if first_fields[0] == "" and len(quoted) > 1 else 0
+            missing = any(f.lower() in _MISSING for f in first_fields[offset:])  # "NA" is never a name
+            if all(quoted[offset:]) and not missing and not all(_is_quoted(rows[1][1], delimiter)):
+                has_header, kind = True, "names"
         if has_header and kind == "numbers" and first_fields[0] != "":
             sys.stderr.write(
                 f"salsox: note: {_shown(path)}: line {rows[0][0]} (0, 1, ..., {len(first_fields) - 1}) is read as "
                 "a header of column numbers, as pandas writes; use --header no to read it as data\n"
             )
     drop_first_column = False
+    names: Optional[List[str]] = None
+    header_line = rows[0][0]
     if has_header:
         if len(rows) == 1:
             raise InputError(f"{path}: only a header line (line {rows[0][0]}), no {what}")
         drop_first_column = first_fields[0] == "" and len(first_fields) > 1  # a row-name column
+        names = first_fields[1:] if drop_first_column else first_fields
+        second = rows[1][1]
+        if not drop_first_column and len(_split(second, delimiter)) == len(first_fields) + 1:
+            # R's write.table: a header of n names above lines of a quoted row name and n values
+            # (an unquoted extra first field could be an item: the count check below refuses it).
+            drop_first_column = _is_quoted(second, delimiter)[0]
+        if kind == "numbers":
+            names = None  # pandas' default column labels are positions, not names
         rows = rows[1:]
     integers = what != "data"  # labels must be integers; features (--data) may be any number
     width: Optional[int] = None
@@ -217,20 +250,27 @@ def _parse_text(
                 f"{path}: line {number} has {len(fields)} fields, expected {width} like the first row "
                 "(ragged rows)"
             )
-        out.append(_parse_row(fields, path, number, integers))
+        out.append(_parse_row(fields, path, number, integers, first=2 if drop_first_column else 1))
     matrix = np.vstack(out)
     if matrix.shape[1] == 0:
         raise InputError(f"{what} file has no columns: {path}")
-    return matrix
+    if names is not None and len(names) != matrix.shape[1]:
+        raise InputError(
+            f"{path}: the header (line {header_line}) names {len(names)} columns but the lines hold "
+            f"{matrix.shape[1]} values (unquoted row names, as R's write.table(quote = FALSE) writes? "
+            "write the draws with row.names = FALSE)"
+        )
+    return matrix, names
 
 
-def _parse_row(fields: List[str], path: str, number: int, integers: bool) -> np.ndarray:
-    """One data line as numbers; an error naming the line and field otherwise."""
+def _parse_row(fields: List[str], path: str, number: int, integers: bool, first: int = 1) -> np.ndarray:
+    """One data line as numbers; an error naming the line and field otherwise (``first`` is
+    the number of the first field given: 2 after a dropped column of row names)."""
     try:  # integers exactly (labels beyond 2**53 must not collapse in float64)
         return np.array([int(f) for f in fields], dtype=np.int64)
     except (ValueError, OverflowError):
         pass
-    for j, f in enumerate(fields, start=1):
+    for j, f in enumerate(fields, start=first):
         if not _is_number(f):
             hint = " (a missing value)" if f.lower() in _MISSING else ""
             raise InputError(f"{path}: line {number}, field {j}: {f!r} is not a number{hint}")
@@ -240,9 +280,10 @@ def _parse_row(fields: List[str], path: str, number: int, integers: bool) -> np.
         if bad.size:
             j = int(bad[0])
             if not np.isfinite(row[j]):
-                raise InputError(f"{path}: line {number}, field {j + 1}: {fields[j]!r} is not a finite number")
+                raise InputError(f"{path}: line {number}, field {j + first}: {fields[j]!r} is not a finite number")
             raise InputError(
-                f"{path}: line {number}, field {j + 1}: {fields[j]!r} is a non-integral value; labels must be integers"
+                f"{path}: line {number}, field {j + first}: {fields[j]!r} is a non-integral value; "
+                "labels must be integers"
             )
     return row
 

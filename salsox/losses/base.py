@@ -17,7 +17,16 @@ __all__ = ["Loss", "CountLoss", "PSMLoss"]
 # engine kind), and there is no method every loss must implement. ABCMeta is kept so those
 # abstract methods are enforced in subclasses and Loss.register stays available.
 class Loss(abc.ABC):  # noqa: B024
-    """Base class of all losses. ``name`` is the string that selects the loss."""
+    """Base class of all losses. ``name`` is the string that selects the loss.
+
+    Examples
+    --------
+    >>> loss = salsox.losses.get_loss("binder", a=2)
+    >>> loss, loss.name, loss.params
+    (Binder(a=2.0, b=1.0), 'binder', {'a': 2.0, 'b': 1.0})
+    >>> isinstance(loss, salsox.losses.Loss)
+    True
+    """
 
     name: str = ""
 
@@ -114,7 +123,13 @@ def _check_engine(engine: Optional[str], binder: bool) -> None:
 
 
 class CountLoss(Loss):
-    """A loss computed from the contingency table between a draw and the estimate."""
+    """A loss computed from the contingency table between a draw and the estimate.
+
+    Examples
+    --------
+    >>> isinstance(salsox.VI(), salsox.losses.CountLoss), isinstance(salsox.VILowerBound(), salsox.losses.CountLoss)
+    (True, False)
+    """
 
     @abc.abstractmethod
     def _count_loss(self, n: int) -> "_core.CountLoss":
@@ -127,7 +142,16 @@ class CountLoss(Loss):
 
 
 class PSMLoss(Loss):
-    """A loss computed from the posterior similarity matrix (PSM) alone."""
+    """A loss computed from the posterior similarity matrix (PSM) alone.
+
+    Examples
+    --------
+    >>> isinstance(salsox.VILowerBound(), salsox.losses.PSMLoss)
+    True
+    >>> draws = [[0, 0, 1], [0, 1, 1]]
+    >>> round(salsox.partition_loss([0, 0, 1], draws, "VI.lb"), 4)   # the PSM is computed from the draws
+    0.61
+    """
 
     _kind: str = ""
     _accepts_psm = True

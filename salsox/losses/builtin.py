@@ -56,6 +56,19 @@ class Binder(_Costs):
     ``a`` is the cost of separating two items that are together in the truth, ``b`` of
     joining two items that are apart. It equals :math:`2/n^2` times the pairwise Binder loss.
     ``a > b`` gives fewer clusters. R's ``binder(a=x)`` is ``Binder(a=x, b=2-x)``.
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws
+    >>> salsox.salso(draws, salsox.Binder(), seed=1).n_clusters
+    5
+    >>> salsox.salso(draws, salsox.Binder(a=3, b=1), seed=1).n_clusters   # separating costs more
+    4
+    >>> salsox.salso(draws, salsox.Binder(a=1, b=3), seed=1).n_clusters   # joining costs more
+    8
+    >>> salsox.partition_loss([0, 0, 1], [0, 1, 1], salsox.Binder())   # 2/9 x 2 pairs
+    0.4444444444444444
     """
 
     name = "binder"
@@ -86,6 +99,17 @@ class VI(_Costs):
 
     ``a = b = 1`` is Meila's VI. ``a < b`` gives more clusters. R's ``VI(a=x)`` is
     ``VI(a=x, b=2-x)``.
+
+    Examples
+    --------
+    >>> round(salsox.partition_loss([0, 0, 1, 1], [0, 0, 0, 0], salsox.VI()), 6)   # 1 bit
+    1.0
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws
+    >>> salsox.salso(draws, salsox.VI(), seed=1).n_clusters
+    4
+    >>> salsox.salso(draws, salsox.VI(a=0.5), seed=1).n_clusters   # a < b: more clusters
+    8
     """
 
     name = "VI"
@@ -104,6 +128,13 @@ class OMARI(_Fixed):
 
     Two identical partitions score 0, including the trivial cases (one cluster, or all
     singletons) where the ARI's formula is 0/0.
+
+    Examples
+    --------
+    >>> salsox.partition_loss([0, 0, 1, 1], [5, 5, 7, 7], salsox.OMARI())
+    0.0
+    >>> round(salsox.partition_loss([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 2], "omARI"), 4)   # 1 - ARI
+    0.5556
     """
 
     name = "omARI"
@@ -114,6 +145,13 @@ class NVI(_Fixed):
     """Normalised variation of information, 1 - I / H(joint) (Vinh et al. 2010).
 
     0 when both partitions have a single cluster.
+
+    Examples
+    --------
+    >>> salsox.partition_loss([0, 0, 1, 1], [0, 0, 1, 1], salsox.NVI())
+    0.0
+    >>> salsox.partition_loss([0, 0, 0, 0], [0, 1, 2, 3], salsox.NVI())   # nothing in common
+    1.0
     """
 
     name = "NVI"
@@ -121,7 +159,13 @@ class NVI(_Fixed):
 
 
 class ID(_Fixed):
-    """Information distance, max(H(truth), H(estimate)) - I (Vinh et al. 2010), in bits."""
+    """Information distance, max(H(truth), H(estimate)) - I (Vinh et al. 2010), in bits.
+
+    Examples
+    --------
+    >>> salsox.partition_loss([0, 0, 1, 1], [0, 0, 0, 0], salsox.ID())   # bits
+    1.0
+    """
 
     name = "ID"
     _kind = "ID"
@@ -131,6 +175,13 @@ class NID(_Fixed):
     """Normalised information distance, 1 - I / max(H(truth), H(estimate)) (Vinh et al. 2010).
 
     0 when both partitions have a single cluster.
+
+    Examples
+    --------
+    >>> salsox.partition_loss([0, 0, 1, 1], [0, 0, 0, 0], salsox.NID())
+    1.0
+    >>> salsox.partition_loss([0, 0, 1, 1], [0, 0, 1, 1], "NID")
+    0.0
     """
 
     name = "NID"
@@ -142,6 +193,12 @@ class VILowerBound(PSMLoss):
 
     .. math:: \frac1n\sum_i \Big[\log_2 |T(i)| + \log_2 \sum_j \pi_{ij}
               - 2\log_2 \sum_{j \in T(i)} \pi_{ij}\Big]
+
+    Examples
+    --------
+    >>> p = salsox.PSM([[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    >>> salsox.salso(p, salsox.VILowerBound(), seed=1).labels     # a PSM is enough
+    array([0, 0, 1])
     """
 
     name = "VI.lb"
@@ -149,7 +206,14 @@ class VILowerBound(PSMLoss):
 
 
 class OMARIApprox(PSMLoss):
-    """One minus Fritsch & Ickstadt's PEAR approximation of the expected ARI (paper eq. pear_2)."""
+    """One minus Fritsch & Ickstadt's PEAR approximation of the expected ARI (paper eq. pear_2).
+
+    Examples
+    --------
+    >>> p = salsox.PSM([[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    >>> salsox.salso(p, "omARI.approx", seed=1).labels
+    array([0, 0, 1])
+    """
 
     name = "omARI.approx"
     _kind = "omARI.approx"

@@ -332,14 +332,18 @@ class CountSumLoss(CountLoss):
 
     Examples
     --------
-    ::
+    One minus the Jaccard index of the pairs clustered together:
 
-        pairs = lambda c, n: c * (c - 1) / 2
-        jaccard = CountSumLoss(
-            name="jaccard",
-            sums={"J": ("cell", pairs), "D": ("estimate", pairs), "E": ("draw", pairs)},
-            formula="where(D + E - J == 0, 0, 1 - J / (D + E - J))",
-        )
+    >>> pairs = lambda c, n: c * (c - 1) / 2
+    >>> jaccard = CountSumLoss(
+    ...     name="jaccard",
+    ...     sums={"J": ("cell", pairs), "D": ("estimate", pairs), "E": ("draw", pairs)},
+    ...     formula="where(D + E - J == 0, 0, 1 - J / (D + E - J))",
+    ... )
+    >>> round(salsox.partition_loss([0, 0, 1, 1], [0, 0, 0, 1], jaccard), 4)   # 1 pair of 4 shared
+    0.75
+    >>> salsox.salso([[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]], jaccard, seed=1).labels
+    array([0, 0, 1, 2])
     """
 
     name: str = ""

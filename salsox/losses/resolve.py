@@ -22,6 +22,13 @@ def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None)
     """Resolve ``loss`` (a name or a :class:`Loss`) to a :class:`Loss` instance.
 
     ``a`` and ``b`` apply to names of losses with costs (``"binder"``, ``"VI"``).
+
+    Examples
+    --------
+    >>> salsox.losses.get_loss("vi")
+    VI(a=1.0, b=1.0)
+    >>> salsox.losses.get_loss("binder", a=3, b=1)
+    Binder(a=3.0, b=1.0)
     """
     if isinstance(loss, Loss):
         if a is not None or b is not None:

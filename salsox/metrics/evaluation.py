@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs
 from ..engine import psm_matrix
-from ..io import PSM, Draws, as_draws, convert_foreign
+from ..io import PSM, Draws, as_draws, convert_foreign_named
 from ..losses import Loss, PSMLoss, get_loss
 
 __all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth"]
@@ -25,6 +25,13 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n, n), float64
+
+    Examples
+    --------
+    >>> salsox.psm([[0, 0, 1], [0, 1, 1]])
+    array([[1. , 0.5, 0. ],
+           [0.5, 1. , 0.5],
+           [0. , 0.5, 1. ]])
     """
     return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
 
@@ -44,7 +51,8 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         return truth
     if isinstance(truth, Draws):
         return truth
-    truth = convert_foreign(truth)  # xarray DataArray / ArviZ InferenceData (optional)
+    # xarray DataArray / ArviZ InferenceData (optional); their item names, or a DataFrame's, are kept
+    truth, names, dim = convert_foreign_named(truth)
     arr = truth
     if not isinstance(truth, np.ndarray):
         try:
@@ -63,7 +71,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         and np.all(np.diag(arr) == 1.0)
         and np.any((arr > 0) & (arr < 1))
     ):
-        return PSM(arr)  # a float matrix with fractional entries cannot be draws
+        return PSM(arr, item_names=names)  # a float matrix with fractional entries cannot be draws
     if loss._accepts_psm and _looks_like_binary_psm(arr):
         raise ValueError(
             f"{name} is a square 0/1 float matrix that is symmetric with ones on its diagonal: it could be "
@@ -71,7 +79,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
             "answers. Wrap it: salsox.PSM(matrix) for a similarity matrix, salsox.Draws(matrix) "
             "for draws"
         )
-    return Draws(arr)
+    return Draws(arr, item_names=names, item_dim=dim)
 
 
 def _looks_like_binary_psm(arr: Any) -> bool:
@@ -114,6 +122,16 @@ def partition_loss(
     float, or ndarray of shape (M,) when ``estimate`` is 2-D.
 
     Count-based losses cost O(H n) per estimate.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> round(salsox.partition_loss([0, 0, 1, 1], draws, "VI"), 4)    # expected loss
+    0.5629
+    >>> salsox.partition_loss([[0, 0, 1, 1], [0, 0, 0, 0]], draws, "binder")   # one per row
+    array([0.16666667, 0.5       ])
+    >>> salsox.partition_loss([0, 0, 1, 1], [0, 0, 1, 2], "VI")       # two partitions
+    0.5
     """
     loss = get_loss(loss)
     t = as_truth(truth, loss, "truth")
@@ -140,7 +158,15 @@ def _two_partitions(x: Any, y: Any) -> tuple:
 
 
 def RI(x: Any, y: Any) -> float:
-    """Rand index between two partitions (1 = identical)."""
+    """Rand index between two partitions (1 = identical).
+
+    Examples
+    --------
+    >>> salsox.RI([0, 0, 1, 1], [0, 0, 1, 2])
+    0.8333333333333334
+    >>> salsox.RI([0, 0, 1], [7, 7, 3])      # only which items share a label matters
+    1.0
+    """
     xs, ys = _two_partitions(x, y)
     n = xs.shape[1]
     if n == 1:
@@ -150,6 +176,14 @@ def RI(x: Any, y: Any) -> float:
 
 
 def ARI(x: Any, y: Any) -> float:
-    """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial ones)."""
+    """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial ones).
+
+    Examples
+    --------
+    >>> round(salsox.ARI([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 2]), 4)
+    0.4444
+    >>> salsox.ARI([0, 0, 1], [7, 7, 3])
+    1.0
+    """
     xs, ys = _two_partitions(x, y)
     return 1.0 - float(partition_loss(ys[0], xs[0], "omARI", n_jobs=1))

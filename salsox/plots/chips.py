@@ -32,6 +32,14 @@ def plot_chips(result: Any, data: Any = None, *, ax: Any = None, title: Optional
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> res = salsox.chips(example_draws().draws, 0.9, seed=1)
+    >>> ax = salsox.plots.plot_chips(res)
+    >>> ax.get_title()
+    'CHIPS: 25 of 100 items, p = 0.9'
     """
     if getattr(result, "mode", None) != "single":
         raise ValueError(

@@ -137,6 +137,14 @@ def plot_dendrogram(
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws
+    >>> ax = salsox.plots.plot_dendrogram(salsox.salso(draws, seed=1).summary())
+    >>> ax.get_ylabel() != ""
+    True
     """
     from matplotlib.collections import LineCollection
 

@@ -79,6 +79,14 @@ def plot_heatmap(
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws
+    >>> ax = salsox.plots.plot_heatmap(salsox.salso(draws, seed=1).summary())
+    >>> import io
+    >>> ax.figure.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
     if show_ids is not None and not isinstance(show_ids, (bool, np.bool_)):
         raise TypeError(f"show_ids must be True, False or None, got {show_ids!r}")

@@ -56,6 +56,13 @@ def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
         Coordinates whose Euclidean distances best match ``distances`` (exactly, when they are
         Euclidean distances in that many dimensions). Components with non-positive
         eigenvalues are zero.
+
+    Examples
+    --------
+    >>> d = np.array([[0.0, 3.0, 4.0], [3.0, 0.0, 5.0], [4.0, 5.0, 0.0]])   # a 3-4-5 triangle
+    >>> xy = salsox.plots.classical_mds(d)
+    >>> xy.shape, bool(np.isclose(np.linalg.norm(xy[1] - xy[2]), 5.0))
+    ((3, 2), True)
     """
     return _classical_mds(distances, n_components)[0]
 
@@ -143,6 +150,14 @@ def plot_mds(
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws
+    >>> ax = salsox.plots.plot_mds(salsox.salso(draws, seed=1).summary())
+    >>> len(ax.collections) >= 1
+    True
     """
     from matplotlib.collections import LineCollection
 

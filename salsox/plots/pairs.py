@@ -50,6 +50,15 @@ def plot_pairs(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> ex = example_draws()
+    >>> est = salsox.salso(ex.draws, seed=1)
+    >>> fig = salsox.plots.plot_pairs(ex.data, est.summary(ex.draws))
+    >>> len(fig.axes) >= 4
+    True
     """
     plt = _pyplot()
     from matplotlib.collections import LineCollection

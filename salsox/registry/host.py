@@ -41,13 +41,36 @@ __all__ = [
 
 
 class PluginError(RuntimeError):
-    """A plugin misbehaved (raised, or returned values of the wrong shape, NaN or negative)."""
+    """A plugin misbehaved (raised, or returned values of the wrong shape, NaN or negative).
+
+    Examples
+    --------
+    >>> class Negative(salsox.plugins.ContingencyLoss):
+    ...     name = "doc-negative"
+    ...     def loss(self, tables):
+    ...         return -np.ones(len(tables))                 # a loss must be >= 0
+    >>> try:
+    ...     salsox.partition_loss([0, 0, 1], [[0, 1, 1]], Negative())
+    ... except salsox.plugins.PluginError as err:
+    ...     print("PluginError:", "negative" in str(err))
+    PluginError: True
+    """
 
 
 class PluginWarning(UserWarning):
     """A plugin failed (import, hook, a bad object) or a name it provides clashes: that entry
     is listed by :func:`list_plugins` with its error and skipped; everything else works.
-    Issued once per problem."""
+    Issued once per problem.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> issubclass(salsox.plugins.PluginWarning, UserWarning)
+    True
+    >>> with warnings.catch_warnings():                          # silence broken plugins' notices
+    ...     warnings.simplefilter("ignore", salsox.plugins.PluginWarning)
+    ...     entries = salsox.plugins.list_plugins()
+    """
 
 
 @dataclasses.dataclass
@@ -100,6 +123,18 @@ class PluginInfo:
         (the name is built in, or provided by more than one plugin: not selectable by it).
     error : str
         Why the entry is broken or in conflict (empty when ``status == "ok"``).
+
+    Examples
+    --------
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
+    ...     name = "doc-info"
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
+    >>> name = salsox.plugins.register(HalfBinder)
+    >>> info = next(p for p in salsox.plugins.list_plugins() if p.name == "doc-info")
+    >>> info.kind, info.status, info.plugin == name, type(info.factory()).__name__
+    ('loss', 'ok', True, 'HalfBinder')
+    >>> salsox.plugins.unregister(name=name)
     """
 
     name: str
@@ -413,7 +448,19 @@ _REGISTRY = _Registry()
 
 
 def registry() -> _Registry:
-    """The process-wide plugin registry (entry points are loaded on first use)."""
+    """The process-wide plugin registry (entry points are loaded on first use).
+
+    Examples
+    --------
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
+    ...     name = "doc-registry"
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
+    >>> name = salsox.plugins.register(HalfBinder)
+    >>> "doc-registry" in salsox.plugins.registry().loss_names()
+    True
+    >>> salsox.plugins.unregister(name=name)
+    """
     return _REGISTRY
 
 
@@ -442,12 +489,36 @@ def register(plugin: Any, name: Optional[str] = None) -> str:
         then: unlike installed plugins, which are listed as broken, a runtime one is refused).
     ValueError
         When the plugin or name is already registered.
+
+    Examples
+    --------
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
+    ...     name = "doc-register"
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
+    >>> salsox.plugins.register(HalfBinder)
+    'loss:doc-register'
+    >>> salsox.salso([[0, 0, 1, 1], [0, 0, 1, 2]], "doc-register", seed=1).labels   # selected by name
+    array([0, 0, 1, 2])
+    >>> salsox.plugins.unregister(name="loss:doc-register")
     """
     return _REGISTRY.register(plugin, name=name)
 
 
 def unregister(plugin: Any = None, name: Optional[str] = None) -> None:
-    """Remove a plugin registered with :func:`register`, by object or by registration name."""
+    """Remove a plugin registered with :func:`register`, by object or by registration name.
+
+    Examples
+    --------
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
+    ...     name = "doc-unregister"
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
+    >>> name = salsox.plugins.register(HalfBinder)
+    >>> salsox.plugins.unregister(name=name)
+    >>> "doc-unregister" in salsox.plugins.registry().loss_names()
+    False
+    """
     _REGISTRY.unregister(plugin, name=name)
 
 
@@ -457,6 +528,17 @@ def list_plugins() -> List[PluginInfo]:
     Plugins that failed are listed too, with ``status`` ``"broken"`` or ``"conflict"`` and
     the reason in ``error`` (see :class:`PluginInfo`); only entries with status ``"ok"`` can
     be selected by name.
+
+    Examples
+    --------
+    >>> class HalfBinder(salsox.plugins.DecomposableLoss):       # Binder's loss with a = b = 1/2
+    ...     name = "doc-list"
+    ...     draw_term = estimate_term = lambda self, counts, n: 0.5 * (counts / n) ** 2
+    ...     cell_term = lambda self, counts, n: -((counts / n) ** 2)
+    >>> name = salsox.plugins.register(HalfBinder)
+    >>> [(p.name, p.kind, p.source, p.status) for p in salsox.plugins.list_plugins() if p.name == "doc-list"]
+    [('doc-list', 'loss', 'runtime', 'ok')]
+    >>> salsox.plugins.unregister(name=name)
     """
     return _REGISTRY.entries()
 

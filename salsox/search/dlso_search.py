@@ -20,6 +20,13 @@ def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = N
     """The draw with the smallest Monte Carlo expected loss (Dahl 2006's least-squares idea).
 
     Costs O(H^2 n) for count-based losses: every draw is scored against all draws.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1], [0, 0, 1, 1]]
+    >>> est = salsox.dlso(draws, "binder")     # the draw with the least expected loss
+    >>> est.labels, est.info["draw"]
+    (array([0, 0, 1, 1]), 0)
     """
     loss = get_loss(loss)
     truth = as_truth(draws, loss)

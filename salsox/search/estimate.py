@@ -35,7 +35,22 @@ class Estimate:
         with every run's loss and statistics.
 
     The estimate keeps a reference to the (validated, compact) draws or PSM it was computed
-    from, so that :meth:`summary` needs no arguments; it is not copied and not shown.
+    from, so that :meth:`summary` needs no arguments; it is not copied and not shown. Item
+    names given with the draws (DataFrame columns, xarray coordinates, a file's header) are
+    in :attr:`item_names`.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> est = salsox.salso(draws, "VI", seed=1)
+    >>> est.labels, est.n_clusters, est.sizes
+    (array([0, 0, 1, 2]), 3, array([2, 1, 1]))
+    >>> round(est.expected_loss, 4)
+    0.3962
+    >>> import pandas as pd
+    >>> named = salsox.salso(pd.DataFrame(draws, columns=list("wxyz")), seed=1)
+    >>> named.to_series().to_dict()
+    {'w': 0, 'x': 0, 'y': 1, 'z': 2}
     """
 
     labels: np.ndarray
@@ -63,6 +78,58 @@ class Estimate:
                 raise ValueError("this Estimate does not hold its draws; pass draws= to summary()")
             draws = self.truth
         return summarize(self.labels, draws, self.loss, n_jobs=n_jobs)
+
+    @property
+    def item_names(self) -> Optional[np.ndarray]:
+        """Names of the items, from the draws (or PSM) searched; None when they had none."""
+        return getattr(self.truth, "item_names", None)
+
+    @property
+    def item_dim(self) -> str:
+        """Name of the item dimension: an xarray input's, else ``"item"``."""
+        return getattr(self.truth, "item_dim", None) or "item"
+
+    def to_series(self, name: str = "cluster") -> Any:
+        """The labels as a ``pandas.Series`` indexed by item name (by position when unknown).
+
+        Needs pandas (imported only here).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Estimate.to_series() needs pandas: pip install pandas") from None
+        names = self.item_names
+        index = pd.Index(names if names is not None else np.arange(self.labels.shape[0]), name=self.item_dim)
+        return pd.Series(np.asarray(self.labels), index=index, name=name)
+
+    def to_xarray(self, name: str = "cluster") -> Any:
+        """The labels as an ``xarray.DataArray`` over the item dimension, with the item names
+        as its coordinate when known; the loss and expected loss are in its ``attrs``.
+
+        Needs xarray (``pip install "salsox[xarray]"``, imported only here).
+        """
+        try:
+            import xarray as xr
+        except ImportError:
+            raise ImportError('Estimate.to_xarray() needs xarray: pip install "salsox[xarray]"') from None
+        dim = self.item_dim
+        names = self.item_names
+        coords = None if names is None else {dim: np.asarray(names)}
+        attrs = {"loss": repr(self.loss), "expected_loss": self.expected_loss, "n_clusters": self.n_clusters}
+        return xr.DataArray(np.asarray(self.labels), dims=(dim,), coords=coords, name=name, attrs=attrs)
+
+    def _repr_html_(self) -> str:
+        from ..summaries.display import html_block, html_table, items_preview
+
+        rows = [
+            (k, size, items_preview(np.flatnonzero(self.labels == k), self.item_names))
+            for k, size in enumerate(self.sizes.tolist())
+        ]
+        title = (
+            f"Estimate: {self.n_clusters} clusters of {self.labels.shape[0]} items, "
+            f"expected {self.loss!r} loss {self.expected_loss:.6g}"
+        )
+        return html_block(title, html_table(("cluster", "size", "items"), rows))
 
     def __repr__(self) -> str:
         return (

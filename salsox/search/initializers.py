@@ -37,6 +37,13 @@ class Initializer:
     ``function(draws, max_clusters, rng, state)``. ``state`` is shared by the runs: treat it
     as read-only. Each search (each :func:`salsox.salso` call, each step of
     :func:`salsox.tune`) calls ``setup`` again, since the draws or the cap may differ.
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> first = salsox.plugins.Initializer("first-draw", lambda d, k, rng: d[0], deterministic=True)
+    >>> est = salsox.salso(draws, initializer=first, seed=1)
+    >>> est.info["initializer"], est.info["initialization"]
+    ('first-draw', 'initializer')
     """
 
     name: str
@@ -64,7 +71,14 @@ InitializerLike = Union[str, Initializer, Callable[[np.ndarray, int, np.random.G
 
 
 def get_initializer(initializer: InitializerLike) -> Initializer:
-    """Resolve a registered initialiser name, an :class:`Initializer` or a bare function."""
+    """Resolve a registered initialiser name, an :class:`Initializer` or a bare function.
+
+    Examples
+    --------
+    >>> init = salsox.plugins.get_initializer(lambda draws, max_clusters, rng: draws[0])
+    >>> init.name, init.deterministic
+    ('<lambda>', False)
+    """
     if isinstance(initializer, Initializer):
         return initializer
     if isinstance(initializer, str):
@@ -143,6 +157,14 @@ def initial_partitions(
     Returns
     -------
     initial : int32 (n_runs, n), used : uint8 (n_runs,), name : str
+
+    Examples
+    --------
+    >>> draws = salsox.Draws([[0, 0, 1, 1], [0, 0, 1, 2]])
+    >>> first = salsox.plugins.Initializer("first-draw", lambda d, k, rng: d[0], deterministic=True)
+    >>> starts, used, name = salsox.plugins.initial_partitions(first, 1.0, draws, 3, 2, seed=7)
+    >>> starts.tolist(), used.tolist(), name
+    ([[0, 0, 1, 1], [0, 0, 1, 1]], [1, 1], 'first-draw')
     """
     init = get_initializer(initializer)
     if not isinstance(truth, Draws):

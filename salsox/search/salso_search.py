@@ -148,6 +148,17 @@ def salso(
     ------
     KeyboardInterrupt
         On Ctrl-C, promptly, with no result.
+
+    Examples
+    --------
+    >>> draws = np.array([[1, 1, 2, 2, 3], [1, 1, 2, 2, 2], [1, 1, 1, 2, 2], [1, 1, 2, 2, 3]])
+    >>> est = salsox.salso(draws, "VI", seed=1)
+    >>> est.labels
+    array([0, 0, 1, 1, 2])
+    >>> est.n_clusters, round(est.expected_loss, 4)
+    (3, 0.4755)
+    >>> salsox.salso(draws, salsox.Binder(a=2, b=1), seed=1).n_clusters   # separating costs more
+    2
     """
     loss = get_loss(loss)
     truth = as_truth(draws, loss)

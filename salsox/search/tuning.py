@@ -17,7 +17,7 @@ import numbers
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .._validation import check_cost, check_int, check_seed
-from ..io import Draws, convert_foreign
+from ..io import Draws
 from ..losses import VI, Binder, Loss, get_loss
 from .estimate import Estimate
 from .salso_search import salso
@@ -50,6 +50,15 @@ class TuneResult:
         The name of the tuned parameter.
     value : float
         Its value found (``loss.params[param]``).
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> res = salsox.tune(example_draws().draws, "VI", 6, seed=1)
+    >>> res.estimate.n_clusters, res.a < 1         # a < b: more clusters than VI's default
+    (6, True)
+    >>> len(res.history) > 0
+    True
     """
 
     a: Optional[float]
@@ -143,6 +152,13 @@ def tune(
     for other parameters it is taken from the first searches that change the number of
     clusters, trying both directions until then. Each evaluation is one :func:`salso` call:
     O(log(1/rtol)) searches in all.
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> res = salsox.tune(example_draws().draws, "binder", 3, seed=1)    # Binder's a for 3 clusters
+    >>> res.estimate.n_clusters, res.loss.b
+    (3, 1.0)
     """
     base = _resolve(loss, b)
     name, start, direction = _parameter(base, param)
@@ -157,7 +173,7 @@ def tune(
             f"parameter {name!r} of loss {base.name!r} is {start:g}; without bounds it is tuned by doubling "
             "and halving a positive value: give bounds=(low, high)"
         )
-    truth = Draws(convert_foreign(draws))
+    truth = Draws(draws)  # xarray / ArviZ inputs too, with their item names
     n = truth.n_items
     target = check_int("n_clusters", n_clusters, minimum=1)
     if target > n:

@@ -17,10 +17,11 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs
-from ..io import PSM, Draws, convert_foreign
+from ..io import PSM, Draws
 from ..losses import VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import as_truth, psm
 from ..metrics.evaluation import _losses
+from .display import html_block, html_table, item_label
 from .linkage import average_linkage, leaf_order
 
 __all__ = ["Summary", "summarize"]
@@ -70,6 +71,23 @@ class Summary:
         Clusters in dendrogram order (similar clusters next to each other).
     order : ndarray of shape (n,)
         Items for display: clusters in ``cluster_order``, within each the most similar first.
+    item_names : ndarray of shape (n,) or None
+        The items' names when the draws (or the estimate) carried them; reports and tables
+        show items by name then.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> s = salsox.summarize([0, 0, 1, 1], draws)
+    >>> s.sizes, s.exemplars
+    (array([2, 2]), array([0, 2]))
+    >>> s.to_dataframe()[["cluster", "similarity"]]
+          cluster  similarity
+    item
+    0           0    1.000000
+    1           0    1.000000
+    2           1    0.333333
+    3           1    0.333333
     """
 
     labels: np.ndarray
@@ -86,6 +104,7 @@ class Summary:
     cluster_linkage: np.ndarray
     cluster_order: np.ndarray
     order: np.ndarray
+    item_names: Optional[np.ndarray] = None
 
     @property
     def n_items(self) -> int:
@@ -116,44 +135,96 @@ class Summary:
             "between": self.between_similarity.copy(),
         }
 
-    def to_dict(self) -> Dict[str, Any]:
-        """JSON-ready dict (NaN becomes None); the PSM is left out."""
+    def to_dataframe(self, table: str = "items") -> Any:
+        """The per-item table (``"items"``, indexed by item name, or position when unknown)
+        or the per-cluster one (``"clusters"``) as a ``pandas.DataFrame`` (pandas is
+        imported only here)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Summary.to_dataframe() needs pandas: pip install pandas") from None
+        if table == "items":
+            columns = self.items
+            positions = columns.pop("item")
+            index = positions if self.item_names is None else np.asarray(self.item_names)
+            return pd.DataFrame(columns, index=pd.Index(index, name="item"))
+        if table == "clusters":
+            columns = self.clusters
+            if self.item_names is not None:
+                columns["exemplar_name"] = np.asarray(self.item_names)[columns["exemplar"]]
+            return pd.DataFrame(columns).set_index("cluster")
+        raise ValueError(f"table must be 'items' or 'clusters', got {table!r}")
+
+    def to_dict(self, *, one_based: bool = False) -> Dict[str, Any]:
+        """JSON-ready dict (NaN becomes None); the PSM is left out. ``one_based`` numbers
+        items and clusters from 1 (labels, ``item``, ``cluster``, ``exemplar``, orders), as R
+        does. ``item_names`` is the list of names (None when unknown)."""
 
         def clean(a: np.ndarray) -> List[Any]:
             return [None if isinstance(v, float) and not np.isfinite(v) else v for v in a.tolist()]
 
+        shift = 1 if one_based else 0
+        items = self.items
+        clusters = self.clusters
+        for table, key in ((items, "item"), (items, "cluster"), (clusters, "cluster"), (clusters, "exemplar")):
+            table[key] = table[key] + shift
+        names = None if self.item_names is None else [str(v) for v in self.item_names]
         return {
             "n_items": self.n_items,
             "n_clusters": self.n_clusters,
             "loss": self.loss.name,
             "loss_params": self.loss.params,
             "expected_loss": self.expected_loss,
-            "labels": self.labels.tolist(),
-            "items": {k: clean(v) for k, v in self.items.items()},
-            "clusters": {k: clean(v) for k, v in self.clusters.items()},
+            "labels": (self.labels + shift).tolist(),
+            "item_names": names,
+            "items": {k: clean(v) for k, v in items.items()},
+            "clusters": {k: clean(v) for k, v in clusters.items()},
             "cluster_similarity": [clean(row) for row in self.cluster_similarity],
-            "cluster_order": self.cluster_order.tolist(),
-            "order": self.order.tolist(),
+            "cluster_order": (self.cluster_order + shift).tolist(),
+            "order": (self.order + shift).tolist(),
         }
 
-    def to_text(self, n_uncertain: int = 5) -> str:
-        """A printable report: the cluster table and the least certain items."""
+    def to_text(self, n_uncertain: int = 5, *, one_based: bool = False) -> str:
+        """A printable report: the cluster table and the least certain items, by name when
+        known (else by position; ``one_based`` numbers items and clusters from 1)."""
+        shift = 1 if one_based else 0
+        exemplars = [item_label(i, self.item_names, one_based) for i in self.exemplars]
+        width = max([8] + [len(e) for e in exemplars])
         lines = [
             f"{self.n_clusters} clusters of {self.n_items} items; loss {self.loss!r}, "
             f"expected loss {self.expected_loss:.6g}",
-            f"{'cluster':>7} {'size':>6} {'exemplar':>8} {'within':>7} {'between':>7}",
+            f"{'cluster':>7} {'size':>6} {'exemplar':>{width}} {'within':>7} {'between':>7}",
         ]
         for k in range(self.n_clusters):
             lines.append(
-                f"{k:>7d} {self.sizes[k]:>6d} {self.exemplars[k]:>8d} "
+                f"{k + shift:>7d} {self.sizes[k]:>6d} {exemplars[k]:>{width}} "
                 f"{_fmt(self.within_similarity[k]):>7} {_fmt(self.between_similarity[k]):>7}"
             )
         finite = np.flatnonzero(np.isfinite(self.item_similarity))
         if n_uncertain > 0 and finite.size:
             worst = finite[np.argsort(self.item_similarity[finite], kind="stable")[:n_uncertain]]
-            shown = ", ".join(f"{i} ({self.item_similarity[i]:.2f})" for i in worst)
+            shown = ", ".join(
+                f"{item_label(i, self.item_names, one_based)} ({self.item_similarity[i]:.2f})" for i in worst
+            )
             lines.append(f"least certain items (mean similarity to own cluster): {shown}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = [
+            (
+                k,
+                int(self.sizes[k]),
+                item_label(int(self.exemplars[k]), self.item_names),
+                _fmt(self.within_similarity[k]),
+                _fmt(self.between_similarity[k]),
+            )
+            for k in range(self.n_clusters)
+        ]
+        title = (
+            f"Summary: {self.n_clusters} clusters of {self.n_items} items; loss {self.loss!r}, "
+            f"expected loss {self.expected_loss:.6g}"
+        )
+        return html_block(title, html_table(("cluster", "size", "exemplar", "within", "between"), rows))
 
     def __str__(self) -> str:
         return self.to_text()
@@ -200,12 +271,28 @@ def summarize(
     -----
     Builds the n x n PSM. Item scores cost O(H n) for ``"binder"`` and ``"VI"`` (closed
     form) and O(H sum_k n_k^2) for other count losses (one evaluation per item).
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    >>> s = salsox.summarize([0, 0, 1, 1], draws, "VI")
+    >>> print(s)
+    2 clusters of 4 items; loss VI(a=1.0, b=1.0), expected loss 0.562907
+    cluster   size exemplar  within between
+          0      2        0   1.000   0.167
+          1      2        2   0.333   0.167
+    least certain items (mean similarity to own cluster): 2 (0.33), 3 (0.33), 0 (1.00), 1 (1.00)
+    >>> s.item_similarity
+    array([1.        , 1.        , 0.33333333, 0.33333333])
     """
+    estimate_names = None
     if hasattr(labels, "labels") and hasattr(labels, "expected_loss"):
+        estimate_names = getattr(labels, "item_names", None)
         labels = labels.labels  # an Estimate
     loss = get_loss(loss)
     jobs = check_n_jobs(n_jobs)
-    truth = as_truth(convert_foreign(draws), loss)
+    truth = as_truth(draws, loss)
+    names = truth.item_names if truth.item_names is not None else estimate_names
     n = truth.n_items
     rows, _ = as_label_matrix(labels, "labels", n)
     est = rows[0].astype(np.intp)
@@ -272,6 +359,7 @@ def summarize(
         cluster_linkage=z,
         cluster_order=cluster_order,
         order=order,
+        item_names=names,
     )
 
 

@@ -88,6 +88,15 @@ class ChipsResult:
         ``salso(draws, loss, fixed=labels)`` (its allocated items never move).
 
     ``consistent_draws`` and ``cluster_probability`` are computed on first access.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1, 2], [0, 0, 1, 1, 1], [0, 0, 1, 1, 2], [0, 0, 2, 1, 1]]
+    >>> path = salsox.chips(draws, seed=1)             # threshold 0: the whole path
+    >>> path.mode, path.n_items.tolist()
+    ('path', [5, 4, 3, 2, 1, 0])
+    >>> path.probability.tolist()
+    [0.5, 0.75, 1.0, 1.0, 1.0, 1.0]
     """
 
     labels: np.ndarray
@@ -252,6 +261,15 @@ def chips(
     Unlike R's ``chips()``, there is no limit on the number of CHIPS clusters or draw labels,
     an initial sub-partition already below the threshold is returned rather than crashing, and
     path ties are not decided by run order.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1, 2], [0, 0, 1, 1, 1], [0, 0, 1, 1, 2], [0, 0, 2, 1, 1]]
+    >>> res = salsox.chips(draws, 0.7, seed=1)       # items together in >= 70% of the draws
+    >>> res.labels, res.probability
+    (array([ 0,  0,  1, -1,  2], dtype=int32), 0.75)
+    >>> res.completed.labels                         # completed by SALSO
+    array([0, 0, 1, 1, 2])
     """
     d = as_draws(draws)
     thr = check_probability("threshold", threshold)

@@ -18,14 +18,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_rows
-from ..io import Draws, convert_foreign
+from ..io import Draws, convert_foreign_named
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import partition_loss
+from ..summaries.display import html_block, html_table
 
 __all__ = ["Bound", "CredibleBall", "credible_ball"]
 
@@ -84,6 +85,17 @@ class CredibleBall:
     in_ball : ndarray of bool, shape (H,)
         Which draws form the ball.
     horizontal, upper_vertical, lower_vertical : Bound
+    item_names : ndarray of shape (n,) or None
+        The items' names, when the draws or the estimate carried them.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1], [0, 0, 1, 1]]
+    >>> ball = salsox.credible_ball([0, 0, 1, 1], draws, "VI", 0.75)
+    >>> ball.n_in_ball, round(ball.radius, 4)
+    (3, 0.5)
+    >>> ball.horizontal.labels
+    array([[0, 0, 1, 2]])
     """
 
     estimate: np.ndarray
@@ -97,16 +109,19 @@ class CredibleBall:
     horizontal: Bound
     upper_vertical: Bound
     lower_vertical: Bound
+    item_names: Optional[np.ndarray] = None
 
-    def to_dict(self) -> Dict[str, Any]:
-        """JSON-ready dict."""
+    def to_dict(self, *, one_based: bool = False) -> Dict[str, Any]:
+        """JSON-ready dict. ``one_based`` numbers cluster labels and draws from 1, as R does;
+        ``item_names`` lists the items' names (None when unknown)."""
+        shift = 1 if one_based else 0
 
         def bound(b: Bound) -> Dict[str, Any]:
             return {
                 "distance": b.distance,
                 "n_clusters": b.n_clusters.tolist(),
-                "labels": b.labels.tolist(),
-                "draws": b.draws.tolist(),
+                "labels": (b.labels + shift).tolist(),
+                "draws": (b.draws + shift).tolist(),
             }
 
         return {
@@ -115,28 +130,44 @@ class CredibleBall:
             "radius": self.radius,
             "n_in_ball": self.n_in_ball,
             "probability": self.probability,
-            "estimate": self.estimate.tolist(),
+            "item_names": None if self.item_names is None else [str(v) for v in self.item_names],
+            "estimate": (self.estimate + shift).tolist(),
             "horizontal": bound(self.horizontal),
             "upper_vertical": bound(self.upper_vertical),
             "lower_vertical": bound(self.lower_vertical),
         }
 
-    def to_text(self) -> str:
-        """A printable report."""
-        k = int(self.estimate.max()) + 1
-        lines = [
-            f"{100 * self.level:g}% credible ball ({self.loss.name} distance) around an estimate with "
-            f"{k} clusters: radius {self.radius:.6g}, {self.n_in_ball} draws",
-            f"{'bound':<15} {'distance':>9} {'clusters':>9} {'partitions':>10}",
-        ]
+    def _rows(self, one_based: bool) -> List[Tuple[str, str, str, int, str]]:
+        shift = 1 if one_based else 0
+        rows = []
         for name, b in (
             ("horizontal", self.horizontal),
             ("upper vertical", self.upper_vertical),
             ("lower vertical", self.lower_vertical),
         ):
             ks = ",".join(str(v) for v in sorted(set(b.n_clusters.tolist())))
-            lines.append(f"{name:<15} {b.distance:>9.4g} {ks:>9} {b.labels.shape[0]:>10d}")
+            first = ",".join(str(int(d) + shift) for d in b.draws[:5]) + ("..." if b.draws.shape[0] > 5 else "")
+            rows.append((name, f"{b.distance:.4g}", ks, int(b.labels.shape[0]), first))
+        return rows
+
+    def _title(self) -> str:
+        k = int(self.estimate.max()) + 1
+        return (
+            f"{100 * self.level:g}% credible ball ({self.loss.name} distance) around an estimate with "
+            f"{k} clusters: radius {self.radius:.6g}, {self.n_in_ball} draws"
+        )
+
+    def to_text(self, *, one_based: bool = False) -> str:
+        """A printable report: each bound's distance, clusters, number of partitions and the
+        first draws attaining it (numbered from 1 with ``one_based``)."""
+        lines = [self._title(), f"{'bound':<15} {'distance':>9} {'clusters':>9} {'partitions':>10}  draws"]
+        for name, distance, ks, count, first in self._rows(one_based):
+            lines.append(f"{name:<15} {distance:>9} {ks:>9} {count:>10d}  {first}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        header = ("bound", "distance", "clusters", "partitions", "draws")
+        return html_block(self._title(), html_table(header, self._rows(False)))
 
     def __str__(self) -> str:
         return self.to_text()
@@ -187,14 +218,15 @@ def _check_symmetric(metric: Loss, matrix: np.ndarray, centre: np.ndarray, dista
             )
 
 
-def _draws_matrix(draws: Any) -> np.ndarray:
-    draws = convert_foreign(draws)
+def _draws_matrix(draws: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """The draws as canonical label rows, and the item names they carry (or None)."""
+    draws, names, _ = convert_foreign_named(draws)
     if isinstance(draws, Draws):
-        return np.stack([draws.draw(h) for h in range(draws.n_draws)]).astype(np.int32)
+        return np.stack([draws.draw(h) for h in range(draws.n_draws)]).astype(np.int32), names
     matrix, single = as_label_matrix(draws, "draws")
     if single:
         raise ValueError("draws must be 2-D (H draws x n items)")
-    return matrix
+    return matrix, names
 
 
 def credible_ball(
@@ -238,8 +270,19 @@ def credible_ball(
     from that engine call in batches of tables.
     Draws tied with the last one admitted at the ball's edge are left out in draw order, as
     mcclust.ext does; a bound lists every distinct partition that attains it.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1], [0, 0, 1, 1]]
+    >>> ball = salsox.credible_ball([0, 0, 1, 1], draws, "VI", level=0.75)
+    >>> ball.n_in_ball, ball.radius
+    (3, 0.5)
+    >>> ball.upper_vertical.n_clusters, ball.lower_vertical.n_clusters
+    (array([2]), array([3]))
     """
+    estimate_names = None
     if hasattr(estimate, "labels") and hasattr(estimate, "expected_loss"):
+        estimate_names = getattr(estimate, "item_names", None)
         estimate = estimate.labels
     metric = _metric(loss)
     if isinstance(level, bool) or not isinstance(level, numbers.Real):
@@ -248,7 +291,7 @@ def credible_ball(
     if not (0.0 < level <= 1.0):
         raise ValueError(f"level must be in (0, 1], got {level!r}")
     jobs = check_n_jobs(n_jobs)
-    matrix = _draws_matrix(draws)
+    matrix, names = _draws_matrix(draws)
     h, n = matrix.shape
     centre = as_label_matrix(estimate, "estimate", n)[0][0]
 
@@ -287,6 +330,7 @@ def credible_ball(
         horizontal=horizontal,
         upper_vertical=upper,
         lower_vertical=lower,
+        item_names=names if names is not None else estimate_names,
     )
 
 

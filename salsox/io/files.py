@@ -1,0 +1,143 @@
+"""Reading posterior draws from files: :func:`read_draws`.
+
+Text (R's ``write.csv``/``write.table``, pandas' ``to_csv``, plain whitespace), NumPy
+``.npy``/``.npz``, and netCDF (an xarray Dataset, or ArviZ InferenceData with its
+``posterior`` group; xarray is imported only for these). The text reader is the command
+line's (:mod:`salsox.io.readers`); this adds the file formats of the PyData world and keeps
+the items' names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from .draws import Draws
+from .foreign import convert_foreign_named
+from .readers import HEADER_CHOICES, InputError, read_matrix_named
+
+__all__ = ["read_draws", "NETCDF_SUFFIXES"]
+
+# Extensions read as netCDF (InferenceData.to_netcdf writes .nc).
+NETCDF_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".h5", ".hdf5")
+
+
+def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") -> Draws:
+    """Posterior draws of a partition from a file, with the items' names when it has them.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; its extension says how to read it:
+
+        * ``.csv``, ``.tsv``, ``.txt`` (anything else, too): one draw per line, comma-, tab-
+          or whitespace-separated integer labels. A header line of column names is kept as
+          the item names; R's row names (``write.csv(draws)``, ``write.table(draws)``) are
+          dropped. Lines starting with ``#`` and blank lines are skipped. ``"-"`` is stdin.
+        * ``.npy``; ``.npz`` (the array ``var``, else ``"draws"``, else its only array).
+        * ``.nc`` (netCDF, also ``.nc4``, ``.h5``...): an xarray Dataset, or an ArviZ
+          InferenceData file (its ``posterior`` group); ``var`` names the variable holding
+          the labels (optional when there is one). Dimensions (chain, draw, item) as in
+          :func:`salsox.from_xarray`; the item coordinate gives the names. Needs xarray and
+          a netCDF engine (h5netcdf or netCDF4).
+    var : str, optional
+        The array (.npz) or variable (netCDF) holding the labels.
+    header : {"auto", "yes", "no"}, default "auto"
+        Text files: whether the first line is a header (auto: a line of names, or pandas'
+        ``0,1,...,n-1``).
+
+    Returns
+    -------
+    Draws
+        With ``item_names`` from the header or coordinates (None without them).
+
+    Raises
+    ------
+    ValueError
+        (:class:`salsox.io.readers.InputError`) A missing value (``NA``, ``NaN``, an empty
+        field) or a non-integer anywhere, first line included, naming the line and field (the
+        draw and item for arrays); a ragged line; an unreadable or empty file.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "draws.csv")
+    >>> with open(path, "w") as f:                       # as R's write.csv(draws) writes it
+    ...     _ = f.write('"","ant","bee","cat"\\n"1",1,1,2\\n"2",1,2,2\\n')
+    >>> d = salsox.read_draws(path)
+    >>> d.n_draws, d.n_items, d.item_names.tolist()
+    (2, 3, ['ant', 'bee', 'cat'])
+    """
+    shown = str(path)
+    if header not in HEADER_CHOICES:
+        raise ValueError(f"header must be one of {HEADER_CHOICES}, got {header!r}")
+    if var is not None and not isinstance(var, str):
+        raise TypeError(f"var must be a string (a variable or array name), got {type(var).__name__}")
+    suffix = Path(shown).suffix.lower() if shown != "-" else ""
+    if suffix in NETCDF_SUFFIXES:
+        matrix, names, dim = _read_netcdf(shown, var)
+    else:
+        matrix, text_names = read_matrix_named(shown, "draws", var, header)
+        names, dim = text_names, None
+    if matrix.ndim != 2:
+        raise InputError(f"draws must be a 2-D matrix (draws x items), got a {matrix.ndim}-D array from {shown}")
+    _check_labels(matrix, shown)
+    try:
+        return Draws(matrix, item_names=names, item_dim=dim)
+    except (ValueError, TypeError) as err:
+        raise InputError(f"{shown}: {err}") from None
+
+
+def _check_labels(matrix: np.ndarray, path: str) -> None:
+    """A missing or non-integral label in an array is an error naming the draw and item."""
+    if matrix.dtype.kind != "f":
+        return
+    bad = ~np.isfinite(matrix) | (matrix != np.round(matrix))
+    if not bad.any():
+        return
+    h, i = (int(v) for v in np.argwhere(bad)[0])
+    value = matrix[h, i]
+    what = "a missing value (NaN)" if np.isnan(value) else (
+        "not finite" if not np.isfinite(value) else "not an integer"
+    )
+    raise InputError(
+        f"{path}: draw {h + 1}, item {i + 1} (1-based): {float(value)!r} is {what}; labels must be integers"
+    )
+
+
+def _read_netcdf(path: str, var: Optional[str]) -> Any:
+    """(matrix, item names, item dimension) from a netCDF file: a Dataset, or an
+    InferenceData's posterior group."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"draws file not found: {path}")
+    if p.is_dir():
+        raise InputError(f"draws path is a directory, not a file: {path}")
+    if p.stat().st_size == 0:
+        raise InputError(f"draws file is empty: {path}")
+    try:
+        import xarray as xr
+    except ImportError:
+        raise InputError(f'reading {path} needs xarray: pip install "salsox[xarray]" (and h5netcdf)') from None
+    try:
+        ds = xr.open_dataset(p)
+        if not ds.data_vars:  # an InferenceData file: the groups hold the variables
+            ds.close()
+            ds = xr.open_dataset(p, group="posterior")
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read {path} as netCDF: {err}") from None
+    with ds:
+        names = [str(v) for v in ds.data_vars]
+        if var is None:
+            if len(names) != 1:
+                raise InputError(f"{path} holds variables {names}; choose the cluster labels with var= (--var)")
+            var = names[0]
+        if var not in names:
+            raise InputError(f"{path} has no variable {var!r}; it holds {names}")
+        try:
+            matrix, item_names, dim = convert_foreign_named(ds[var].load())
+        except (ValueError, KeyError, TypeError) as err:
+            raise InputError(f"{path}: variable {var!r}: {err}") from None
+    return np.asarray(matrix), item_names, dim
