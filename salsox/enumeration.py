@@ -275,6 +275,8 @@ def minimize_by_enumeration(
             "Use the SALSO search for larger problems."
         )
 
+    if not hasattr(truth, "n_items") and np.ndim(truth) == 1:
+        truth = np.asarray(truth)[None, :]  # one partition: partition_loss takes it as 1 x n
     partitions = set_partitions(n)
     total = partitions.shape[0]
     best_index = -1

@@ -1,0 +1,114 @@
+"""Coming from R (issue 17): safe porting of R salso calls, and R salso's remaining functions.
+
+Checked against independent implementations (numpy pair counts, brute force, tests/reference.py)
+and R salso 0.3.35's values in shared/reference/r_salso.csv.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import salsox
+from conftest import load_draws
+from reference import ari_pairwise, psm_naive, rand_index_pairwise
+
+
+@pytest.fixture(scope="module")
+def iris() -> np.ndarray:
+    return load_draws("iris")[:200]
+
+
+@pytest.fixture(scope="module")
+def iris_est(iris: np.ndarray) -> salsox.Estimate:
+    return salsox.salso(iris, "binder", n_runs=2, seed=3, n_jobs=1)
+
+
+# ---- part 1: partition_loss's arguments ----------------------------------------------------
+
+
+def test_partition_loss_keywords_read_like_r(iris, iris_est):
+    loss = salsox.Binder(a=2, b=1)
+    want = salsox.partition_loss(iris_est.labels, iris, loss)
+    assert salsox.partition_loss(truth=iris, estimate=iris_est.labels, loss=loss) == want
+    # The mean over draws of the pairwise loss (numpy pair counts), costs (a, b) = (2, 1).
+    est = iris_est.labels
+    n = est.shape[0]
+    same_est = est[:, None] == est[None, :]
+    total = 0.0
+    for draw in iris:
+        same = draw[:, None] == draw[None, :]
+        total += 2 * np.sum(same & ~same_est) + np.sum(~same & same_est)
+    assert want == pytest.approx(total / len(iris) / n**2, rel=1e-12)  # ordered pairs: 2/n^2 per pair
+
+
+def test_r_argument_order_is_an_error(iris, iris_est):
+    with pytest.raises(ValueError, match=r"did you mean partition_loss\(estimate, draws\)\?"):
+        salsox.partition_loss(iris, iris_est.labels, salsox.Binder(a=2, b=1))
+    with pytest.raises(TypeError, match=r"did you mean partition_loss\(estimate, draws\)\?"):
+        salsox.partition_loss(salsox.Draws(iris), iris_est.labels)
+    # M partitions against one partition: the truth as a 1 x n matrix.
+    got = salsox.partition_loss(iris[:3], iris[5][None, :], "VI")
+    assert got.shape == (3,)
+    assert got[1] == salsox.partition_loss(iris[1], iris[5], "VI")
+
+
+def test_an_estimate_is_accepted_wherever_labels_are(iris, iris_est):
+    labels = iris_est.labels
+    assert salsox.partition_loss(iris_est, iris, "VI") == salsox.partition_loss(labels, iris, "VI")
+    assert salsox.partition_loss(iris[0], iris_est, "VI") == salsox.partition_loss(iris[0], labels, "VI")
+    assert salsox.RI(iris_est, iris[0]) == salsox.RI(labels, iris[0])
+    assert salsox.ARI(iris[0], iris_est) == salsox.ARI(iris[0], labels)
+    np.testing.assert_array_equal(salsox.psm(iris_est), psm_naive(labels))
+
+
+def test_a_bare_similarity_matrix_is_recognised(iris):
+    p = salsox.psm(iris)
+    wrapped = salsox.salso(salsox.PSM(p), "binder", n_runs=2, seed=1, n_jobs=1)
+    bare = salsox.salso(p, "binder", n_runs=2, seed=1, n_jobs=1)  # was: "non-integral values"
+    np.testing.assert_array_equal(bare.labels, wrapped.labels)
+    assert bare.expected_loss == wrapped.expected_loss
+    assert salsox.partition_loss(iris[0], p, "VI.lb") == salsox.partition_loss(iris[0], salsox.PSM(p), "VI.lb")
+    binder = salsox.Binder(a=1.5, b=0.5)
+    assert salsox.partition_loss(iris[0], p, binder) == pytest.approx(
+        salsox.partition_loss(iris[0], iris, binder), rel=1e-12
+    )
+
+
+def test_a_similarity_matrix_for_a_loss_that_needs_draws_is_refused_clearly(iris):
+    p = salsox.psm(iris)
+    with pytest.raises(ValueError, match="similarity matrix.*needs the draws"):
+        salsox.salso(p, "VI")
+    with pytest.raises(ValueError, match="similarity matrix.*needs the draws"):
+        salsox.partition_loss(iris[0], p, "omARI")
+
+
+def test_a_broken_similarity_matrix_gets_a_hint_to_psm(iris):
+    p = salsox.psm(iris).copy()
+    p[0, 1] = 0.25  # no longer symmetric
+    with pytest.raises(ValueError, match=r"non-integral values.*salsox\.PSM"):
+        salsox.salso(p, "binder")
+    with pytest.raises(ValueError, match="symmetric"):
+        salsox.PSM(p)
+
+
+# ---- part 3: R salso's remaining functions -------------------------------------------------
+
+
+def test_ri_and_ari_with_draws_are_the_mean_over_draws(iris, iris_est):
+    est = iris_est.labels
+    want_ri = np.mean([rand_index_pairwise(d, est) for d in iris[:40]])
+    want_ari = np.mean([ari_pairwise(d, est) for d in iris[:40]])
+    # Either order: the indices are symmetric. (R's RI(draws, estimate) scales by length(truth),
+    # i.e. H * n, for a matrix: not the mean; salsox gives the mean.)
+    assert salsox.RI(iris[:40], est) == pytest.approx(want_ri, rel=1e-12)
+    assert salsox.RI(est, salsox.Draws(iris[:40])) == pytest.approx(want_ri, rel=1e-12)
+    assert salsox.ARI(iris[:40], iris_est) == pytest.approx(want_ari, rel=1e-12)
+    assert salsox.ARI(est, iris[:40]) == pytest.approx(want_ari, rel=1e-12)
+
+
+def test_psm_of_one_partition_is_its_adjacency():
+    labels = np.array([3, 3, 1, 2, 1, 3])
+    want = (labels[:, None] == labels[None, :]).astype(float)
+    np.testing.assert_array_equal(salsox.psm(labels), want)
+    np.testing.assert_array_equal(salsox.psm(labels.tolist()), want)
