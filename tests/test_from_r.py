@@ -112,3 +112,64 @@ def test_psm_of_one_partition_is_its_adjacency():
     want = (labels[:, None] == labels[None, :]).astype(float)
     np.testing.assert_array_equal(salsox.psm(labels), want)
     np.testing.assert_array_equal(salsox.psm(labels.tolist()), want)
+
+
+# ---- part 2: R's parameterisation of binder and VI -----------------------------------------
+
+
+def _csv_rows(loss: str):
+    import csv
+
+    from conftest import SHARED_DIR
+
+    with open(SHARED_DIR / "reference" / "r_salso.csv", newline="") as fh:
+        return [r for r in csv.DictReader(fh) if r["loss"] == loss]
+
+
+@pytest.mark.parametrize("row_loss, cls, r_a, paper", [
+    ("binder_a4_3", salsox.Binder, 4 / 3, (2.0, 1.0)),
+    ("VI_a2_3", salsox.VI, 2 / 3, (1.0, 2.0)),
+    ("binder", salsox.Binder, 1.0, (3.0, 3.0)),
+])
+def test_from_r_matches_r_salso(row_loss, cls, r_a, paper):
+    rows = _csv_rows(row_loss)
+    assert len(rows) == 4
+    r_loss = cls.from_r(r_a)
+    assert (r_loss.a, r_loss.b) == pytest.approx((r_a, 2 - r_a), abs=0) and type(r_loss) is cls
+    # The paper's costs (a', b') are R's a = 2 a' / (a' + b'), values scaled by (a' + b') / 2.
+    a, b = paper
+    assert 2 * a / (a + b) == pytest.approx(r_a, rel=1e-15)
+    for row in rows:
+        draws = load_draws(row["dataset"])
+        n = draws.shape[1]
+        ests = np.stack([draws[0], np.ones(n, dtype=int), np.arange(n)])
+        got = salsox.partition_loss(ests, draws, r_loss)
+        want = [float(row[c]) for c in ("loss_of_draw1", "loss_of_one_cluster", "loss_of_singletons")]
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+        scaled = salsox.partition_loss(ests, draws, cls(a=a, b=b))
+        np.testing.assert_allclose(scaled, np.asarray(want) * (a + b) / 2, rtol=1e-9)
+
+
+def test_from_r_refuses_degenerate_or_bad_a():
+    for bad in (0, 2, -0.5, 2.5, float("nan")):
+        with pytest.raises(ValueError, match=r"\(0, 2\)"):
+            salsox.Binder.from_r(bad)
+    with pytest.raises(TypeError, match="real number"):
+        salsox.VI.from_r("1.5")
+
+
+def test_cli_takes_r_a(capsys, tmp_path):
+    from salsox import cli
+
+    draws = load_draws("galaxy")
+    path = tmp_path / "d.npy"
+    np.save(path, draws)
+    labels = tmp_path / "l.txt"
+    np.savetxt(labels, draws[3][None, :], fmt="%d")
+    assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5"]) == 0
+    got = float(capsys.readouterr().out)
+    assert got == pytest.approx(salsox.partition_loss(draws[3], draws, salsox.Binder(a=1.5, b=0.5)), rel=1e-9)
+    assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5", "--a", "2"]) == 1
+    assert "not both" in capsys.readouterr().err
+    assert cli.main(["loss", str(labels), str(path), "--loss", "omARI", "--r-a", "1.5"]) == 1
+    assert "binder and VI" in capsys.readouterr().err

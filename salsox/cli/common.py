@@ -190,7 +190,16 @@ def _progress_enabled(args: argparse.Namespace) -> bool:
 def _resolve_loss(args: argparse.Namespace) -> Any:
     from ..losses import get_loss
 
-    return get_loss(args.loss, a=args.a, b=args.b)
+    r_a = getattr(args, "r_a", None)
+    if r_a is None:
+        return get_loss(args.loss, a=args.a, b=args.b)
+    if args.a is not None or args.b is not None:
+        raise ValueError("give --r-a (R's a) or --a/--b (the costs), not both")
+    loss = get_loss(args.loss)
+    from_r = getattr(type(loss), "from_r", None)
+    if from_r is None:
+        raise ValueError(f"--r-a applies to the binder and VI losses, not to {loss.name!r}")
+    return from_r(r_a)
 
 
 def _search(args: argparse.Namespace, draws: Any) -> Any:
@@ -318,6 +327,13 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
     )
     p.add_argument("--a", type=float, default=None, help="cost a of binder / VI (default 1)")
     p.add_argument("--b", type=float, default=None, help="cost b of binder / VI (default 1)")
+    p.add_argument(
+        "--r-a",
+        type=float,
+        default=None,
+        metavar="A",
+        help="R salso's a for binder / VI (R's binder(a=A)): costs a=A, b=2-A, A in (0, 2)",
+    )
 
 
 def _add_search(p: argparse.ArgumentParser) -> None:
