@@ -11,8 +11,8 @@ Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
 from ._version import __version__
 from . import losses, plugins, progress
 from .io import PSM, Draws, from_arviz, from_xarray
-from .enumeration import bell, minimize_by_enumeration
-from .metrics import ARI, RI, partition_loss, psm
+from .enumeration import bell, enumerate_partitions, lbell, minimize_by_enumeration
+from .metrics import ARI, RI, canonicalize_labels, partition_loss, psm
 from .hookspecs import hookimpl
 from .losses import ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
 from .search import Estimate, dlso, salso
@@ -39,7 +39,10 @@ __all__ = [
     "VI",
     "VILowerBound",
     "bell",
+    "canonicalize_labels",
     "dlso",
+    "enumerate_partitions",
+    "lbell",
     "hookimpl",
     "losses",
     "plugins",

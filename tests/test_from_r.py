@@ -173,3 +173,47 @@ def test_cli_takes_r_a(capsys, tmp_path):
     assert "not both" in capsys.readouterr().err
     assert cli.main(["loss", str(labels), str(path), "--loss", "omARI", "--r-a", "1.5"]) == 1
     assert "binder and VI" in capsys.readouterr().err
+
+
+def _first_appearance(row) -> tuple:
+    seen: dict = {}
+    return tuple(seen.setdefault(v, len(seen)) for v in row)
+
+
+def test_enumerate_partitions_is_every_partition_once_in_canonical_labels():
+    import itertools
+
+    for n in range(1, 7):
+        got = salsox.enumerate_partitions(n)
+        brute = sorted({_first_appearance(row) for row in itertools.product(range(n), repeat=n)})
+        assert got.shape == (salsox.bell(n), n)
+        assert [tuple(r) for r in got.tolist()] == brute  # canonical, lexicographic, once each
+    with pytest.raises(ValueError, match="<= 13"):
+        salsox.enumerate_partitions(14)
+
+
+def test_lbell_is_the_log_of_the_exact_bell_number():
+    import math
+
+    import salsox.enumeration as enumeration
+
+    for n in (0, 1, 2, 10, 100, 300, 301, 450, 1000):
+        assert salsox.lbell(n) == pytest.approx(math.log(salsox.bell(n)), rel=1e-14, abs=1e-14)
+    # Dobinski's sum (used beyond n = 300) agrees with the exact value below it too.
+    for n in (2, 5, 40, 250):
+        exact = math.log(salsox.bell(n))
+        saved = enumeration._LBELL_EXACT
+        try:
+            enumeration._LBELL_EXACT = 0
+            assert salsox.lbell(n) == pytest.approx(exact, rel=1e-14)
+        finally:
+            enumeration._LBELL_EXACT = saved
+    assert math.isfinite(salsox.lbell(10**5))
+    with pytest.raises(ValueError):
+        salsox.lbell(-1)
+
+
+def test_canonicalize_labels(iris):
+    assert salsox.canonicalize_labels([7, 7, 3, 9, 3]).tolist() == [0, 0, 1, 2, 1]
+    got = salsox.canonicalize_labels(iris[:20] * 3 + 11)
+    assert [tuple(r) for r in got.tolist()] == [_first_appearance(r) for r in iris[:20].tolist()]

@@ -45,7 +45,9 @@ class _Costs(CountLoss):
 
         Examples
         --------
-        >>> from salsox import Binder
+        >>> from salsox import Binder, VI
+        >>> VI.from_r(1.5)
+        VI(a=1.5, b=0.5)
         >>> Binder.from_r(4 / 3)
         Binder(a=1.3333333333333333, b=0.6666666666666667)
         """

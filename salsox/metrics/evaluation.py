@@ -17,7 +17,7 @@ from ..engine import psm_matrix
 from ..io import PSM, Draws, as_draws, convert_foreign
 from ..losses import Loss, get_loss
 
-__all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth"]
+__all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth", "canonicalize_labels"]
 
 def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     """Posterior similarity matrix: the fraction of draws in which items i and j are together.
@@ -38,6 +38,29 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     if not isinstance(draws, Draws) and _ndim(draws) == 1:
         draws = as_integer_array(draws, "draws").reshape(1, -1)
     return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
+
+
+def canonicalize_labels(labels: Any) -> np.ndarray:
+    """Labels in canonical form: 0, 1, ... in order of first appearance (R salso's
+    ``canonicalize_cluster_labels``, whose labels start at 1).
+
+    Parameters
+    ----------
+    labels : array-like (n,) or (M, n), or Estimate
+        One partition, or one per row (each row relabelled on its own).
+
+    Returns
+    -------
+    ndarray of int32, the shape of ``labels``.
+
+    Examples
+    --------
+    >>> from salsox import canonicalize_labels
+    >>> canonicalize_labels([7, 7, 3, 9, 3])
+    array([0, 0, 1, 2, 1], dtype=int32)
+    """
+    rows, single = as_label_matrix(labels, "labels")
+    return rows[0] if single else rows
 
 
 def _ndim(x: Any) -> Optional[int]:
