@@ -217,3 +217,22 @@ def test_canonicalize_labels(iris):
     assert salsox.canonicalize_labels([7, 7, 3, 9, 3]).tolist() == [0, 0, 1, 2, 1]
     got = salsox.canonicalize_labels(iris[:20] * 3 + 11)
     assert [tuple(r) for r in got.tolist()] == [_first_appearance(r) for r in iris[:20].tolist()]
+
+
+def test_dlso_chooses_among_candidates(iris):
+    rng = np.random.default_rng(5)
+    n = iris.shape[1]
+    cands = np.vstack([rng.integers(0, 4, size=(6, n)), iris[7], rng.integers(0, 3, size=(3, n))])
+    got = salsox.dlso(iris, "VI", candidates=cands, n_jobs=1)
+    losses = [salsox.partition_loss(c, iris, "VI") for c in cands]
+    best = int(np.argmin(losses))
+    assert got.info["candidate"] == best and got.info["draw"] is None
+    np.testing.assert_array_equal(got.labels, salsox.canonicalize_labels(cands[best]))
+    assert got.expected_loss == pytest.approx(losses[best], rel=1e-12)
+    # A PSM suffices with candidates, for losses a PSM determines.
+    via_psm = salsox.dlso(salsox.psm(iris), "VI.lb", candidates=cands)
+    assert via_psm.info["candidate"] == int(np.argmin([salsox.partition_loss(c, iris, "VI.lb") for c in cands]))
+    default = salsox.dlso(iris, "VI", n_jobs=1)
+    assert default.info["candidate"] == default.info["draw"]
+    with pytest.raises(ValueError, match="candidates has 3 items"):
+        salsox.dlso(iris, "VI", candidates=[[0, 1, 1]])
