@@ -9,6 +9,7 @@ Carlo expected loss (Dahl, Johnson & Mueller, JCGS 2022)::
 """
 
 from ._version import __version__
+from ._warnings import SalsoxWarning
 from . import losses, plugins, progress
 from .io import PSM, Draws, from_arviz, from_xarray
 from .enumeration import bell, enumerate_partitions, lbell, minimize_by_enumeration
@@ -36,6 +37,7 @@ __all__ = [
     "OMARIApprox",
     "PSM",
     "RI",
+    "SalsoxWarning",
     "VI",
     "VILowerBound",
     "bell",

@@ -236,3 +236,26 @@ def test_dlso_chooses_among_candidates(iris):
     assert default.info["candidate"] == default.info["draw"]
     with pytest.raises(ValueError, match="candidates has 3 items"):
         salsox.dlso(iris, "VI", candidates=[[0, 1, 1]])
+
+
+# ---- R's warnings ----------------------------------------------------------------------------
+
+
+def test_warns_when_the_estimate_reaches_the_default_cluster_cap():
+    draws = np.random.default_rng(0).integers(0, 2, size=(50, 20))  # two clusters per draw
+    with pytest.warns(salsox.SalsoxWarning, match="default cap"):
+        est = salsox.salso(draws, "binder", n_runs=4, seed=1, n_jobs=1)
+    assert est.n_clusters == est.info["max_clusters"] == 2
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", salsox.SalsoxWarning)
+        salsox.salso(draws, "binder", n_runs=4, seed=1, n_jobs=1, max_clusters=2)  # a cap given
+        salsox.salso(draws, "VI", n_runs=4, seed=1, n_jobs=1)  # below the cap
+        salsox.salso(np.arange(6)[None, :].repeat(3, axis=0), "VI", n_runs=2, seed=1)  # cap n: cannot bind
+
+
+def test_warns_when_seconds_cut_the_runs_short(iris):
+    with pytest.warns(salsox.SalsoxWarning, match="of the requested 1000000 runs were done"):
+        est = salsox.salso(iris, "VI", n_runs=10**6, seconds=0.01, seed=1, n_jobs=1)
+    assert est.info["runs_done"] < 10**6 and est.info["budget_exhausted"]
