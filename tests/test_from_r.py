@@ -259,3 +259,67 @@ def test_warns_when_seconds_cut_the_runs_short(iris):
     with pytest.warns(salsox.SalsoxWarning, match="of the requested 1000000 runs were done"):
         est = salsox.salso(iris, "VI", n_runs=10**6, seconds=0.01, seed=1, n_jobs=1)
     assert est.info["runs_done"] < 10**6 and est.info["budget_exhausted"]
+
+
+# ---- summaries: R's exemplar and ordering rules --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def galaxy_small():
+    draws = load_draws("galaxy")[:40]
+    est = salsox.salso(draws, "VI", n_runs=2, seed=2, n_jobs=1)
+    return draws, est
+
+
+def _r_score(draws: np.ndarray, labels: np.ndarray, i: int) -> float:
+    """R's score, by brute force: expected VI of one cluster over the draws restricted to the
+    other members of item i's cluster (0 with fewer than two of them)."""
+    from reference import expected_loss, loss_ct
+
+    others = np.flatnonzero((labels == labels[i]) & (np.arange(labels.size) != i))
+    if others.size < 2:
+        return 0.0
+    return expected_loss(np.zeros(others.size, int), draws[:, others], lambda d, e: loss_ct(d, e, "VI"))
+
+
+def test_exemplar_score_is_rs_rule(galaxy_small):
+    draws, est = galaxy_small
+    summ = salsox.summarize(est, draws, "VI", exemplar="score")
+    scores = np.array([_r_score(draws, est.labels, i) for i in range(est.labels.size)])
+    np.testing.assert_allclose(summ.item_score, scores, rtol=1e-9, atol=1e-12)
+    for c in range(est.n_clusters):
+        members = np.flatnonzero(est.labels == c)
+        assert summ.exemplars[c] == members[int(np.argmax(scores[members]))]  # which.max: the first
+    np.testing.assert_array_equal(est.summary(exemplar="score").exemplars, summ.exemplars)
+
+
+def test_order_hclust_is_rs_ordering_method_2(galaxy_small):
+    from scipy.cluster.hierarchy import leaves_list, linkage
+    from scipy.spatial.distance import squareform
+
+    draws, est = galaxy_small
+    summ = salsox.summarize(est, draws, "VI", order="hclust")
+    dist = 1.0 - psm_naive(draws)
+    np.fill_diagonal(dist, 0.0)
+    leaves = leaves_list(linkage(squareform(dist, checks=False), method="complete"))
+    rank = np.empty_like(leaves)
+    rank[leaves] = np.arange(leaves.size)
+    # R: order(estimate, order(hclust(as.dist(1 - psm))$order))
+    want = sorted(range(est.labels.size), key=lambda i: (est.labels[i], rank[i]))
+    assert summ.order.tolist() == want
+
+
+def test_order_score_is_rs_ordering_method_1(galaxy_small):
+    draws, est = galaxy_small
+    summ = salsox.summarize(est, draws, "VI", order="score")
+    assert sorted(summ.order.tolist()) == list(range(est.labels.size))
+    clusters = est.labels[summ.order]
+    blocks = [c for j, c in enumerate(clusters) if j == 0 or c != clusters[j - 1]]
+    assert blocks == summ.cluster_order.tolist()  # clusters side by side, in dendrogram order
+    for c in range(est.n_clusters):
+        s = summ.item_score[summ.order][clusters == c]
+        assert np.all(np.diff(s) <= 0)
+    with pytest.raises(ValueError, match="order must be one of"):
+        salsox.summarize(est, draws, "VI", order="R")
+    with pytest.raises(ValueError, match="exemplar must be one of"):
+        salsox.summarize(est, draws, "VI", exemplar="median")
