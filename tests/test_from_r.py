@@ -323,3 +323,42 @@ def test_order_score_is_rs_ordering_method_1(galaxy_small):
         salsox.summarize(est, draws, "VI", order="R")
     with pytest.raises(ValueError, match="exemplar must be one of"):
         salsox.summarize(est, draws, "VI", exemplar="median")
+
+
+# ---- singletons initialisation (R's probSingletonsInitialization) --------------------------
+
+
+def test_prob_singletons_starts_sequential_runs_from_singletons():
+    draws = load_draws("galaxy")[:200]
+    opts = dict(n_runs=8, seed=4, prob_sequential=1.0, max_zealous=0, max_scans=1)
+    plain = salsox.salso(draws, "VI", n_jobs=1, **opts)
+    zero = salsox.salso(draws, "VI", n_jobs=1, prob_singletons=0.0, **opts)
+    assert [r["loss"] for r in zero.info["runs"]] == [r["loss"] for r in plain.info["runs"]]
+    ones = salsox.salso(draws, "VI", n_jobs=1, prob_singletons=1.0, **opts)
+    assert {r["initialization"] for r in ones.info["runs"]} == {"singletons"}
+    # A different start: one scan does not always end where the plain start does.
+    assert [r["loss"] for r in ones.info["runs"]] != [r["loss"] for r in plain.info["runs"]]
+    assert ones.expected_loss == pytest.approx(salsox.partition_loss(ones.labels, draws, "VI"), rel=1e-12)
+    # Same seed, same estimate, whatever the threads.
+    three = salsox.salso(draws, "VI", n_jobs=3, prob_singletons=1.0, **opts)
+    np.testing.assert_array_equal(three.labels, ones.labels)
+    assert [r["loss"] for r in three.info["runs"]] == [r["loss"] for r in ones.info["runs"]]
+    half = salsox.salso(draws, "VI", n_jobs=1, n_runs=40, seed=1, prob_sequential=0.5, prob_singletons=0.5)
+    kinds = [r["initialization"] for r in half.info["runs"]]
+    assert {"singletons", "sequential", "random"} <= set(kinds)
+
+
+@pytest.mark.parametrize("loss, extra", [("binder", dict(engine="coclustering")), ("VI.lb", {}), ("omARI", {})])
+def test_prob_singletons_in_every_engine_keeps_fixed_items_and_the_cap(loss, extra):
+    draws = load_draws("ex1")[:100, :60]
+    fixed = np.full(60, -1)
+    fixed[[3, 9]] = 0
+    fixed[20] = 1
+    est = salsox.salso(draws, loss, n_runs=4, seed=2, n_jobs=1, prob_sequential=1.0, prob_singletons=1.0,
+                       max_clusters=5, fixed=fixed, **extra)
+    assert {r["initialization"] for r in est.info["runs"]} == {"singletons"}
+    assert est.n_clusters <= 5
+    assert est.labels[3] == est.labels[9] != est.labels[20]
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="prob_singletons"):
+            salsox.salso(draws, loss, prob_singletons=bad)

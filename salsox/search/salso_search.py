@@ -44,6 +44,7 @@ def salso(
     n_runs: int = 16,
     max_zealous: int = 10,
     prob_sequential: float = 0.5,
+    prob_singletons: float = 0.0,
     max_scans: Optional[int] = None,
     seconds: Optional[float] = None,
     n_jobs: Optional[int] = None,
@@ -81,6 +82,11 @@ def salso(
         round, until a round accepts none, so ``info["zealous_attempts"]`` can exceed it.
     prob_sequential : float, default 0.5
         Probability that a run starts by sequential allocation rather than random labels.
+    prob_singletons : float, default 0
+        Probability that a sequential allocation first puts the first ``max_clusters`` items
+        of its random order in singletons, then allocates the others one by one (R's
+        ``probSingletonsInitialization``; such runs report ``initialization ==
+        "singletons"``). At 0 the runs are exactly those of a search without it.
     max_scans : int, optional
         Cap on sweetening scans per run (default: until a scan changes nothing).
     seconds : float, optional
@@ -164,6 +170,7 @@ def salso(
     # Counts beyond what any search can use are clamped to the engine's integer range.
     max_zealous = min(check_int("max_zealous", max_zealous, minimum=0), 2**31 - 1)
     prob_sequential = check_probability("prob_sequential", prob_sequential)
+    prob_singletons = check_probability("prob_singletons", prob_singletons)
     max_scans = 0 if max_scans is None else min(check_int("max_scans", max_scans, minimum=1), 2**62)
     if seconds is None:
         budget = 0.0
@@ -211,6 +218,7 @@ def salso(
         n_runs=n_runs,
         max_zealous=max_zealous,
         prob_sequential=prob_sequential,
+        prob_singletons=prob_singletons,
         max_scans=max_scans,
         seconds=budget,
         n_jobs=jobs,
