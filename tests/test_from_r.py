@@ -362,3 +362,23 @@ def test_prob_singletons_in_every_engine_keeps_fixed_items_and_the_cap(loss, ext
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="prob_singletons"):
             salsox.salso(draws, loss, prob_singletons=bad)
+
+
+def test_cli_prints_salsox_warnings_as_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    draws = np.random.default_rng(0).integers(0, 2, size=(50, 20))
+    path = tmp_path / "d.npy"
+    np.save(path, draws)
+    proc = subprocess.run(
+        [sys.executable, "-m", "salsox", "estimate", str(path), "--loss", "binder", "--runs", "2", "--seed", "1"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        env={**os.environ, "SKBUILD_EDITABLE_VERBOSE": "0"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "salsox: warning: the estimate has 2 clusters, the default cap (the most clusters in any draw): "
+        "a larger max_clusters may give a better estimate"
+    ]

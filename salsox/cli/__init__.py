@@ -9,11 +9,14 @@ One module per subcommand (``estimate``, ``loss``, ``psm``, ``summary``, ``ball`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import List, Optional, Sequence
+import warnings
+from typing import Any, Iterator, List, Optional, Sequence
 
 from .._version import __version__
+from .._warnings import SalsoxWarning
 from . import ball, chips, demo, estimate, loss, plugins_cmd, psm, summary, tune
 from .common import _PATH_ARGS, _TRUTHY, CLIError, _error_message, _Parser
 from .common import _save_figure, _Spinner  # noqa: F401 - used as salsox.cli.<name> by tests
@@ -65,6 +68,24 @@ def _debug_enabled() -> bool:
     return os.environ.get("SALSOX_DEBUG", "").strip().lower() in _TRUTHY
 
 
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """SalsoxWarnings (R's warnings) printed as one line, like the errors."""
+    original = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        if issubclass(category, SalsoxWarning):
+            sys.stderr.write(f"salsox: warning: {message}\n")
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = original
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
     from ..registry import PluginError  # a plugin's failure is the user's to fix, not our bug
@@ -83,7 +104,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     paths = _file_args(args)
     try:
         _check_outputs(args)
-        return int(args.handler(args))
+        with _one_line_warnings():
+            return int(args.handler(args))
     except KeyboardInterrupt:
         sys.stderr.write("\nsalsox: interrupted\n")
         return 130
