@@ -34,9 +34,7 @@ struct SearchOptions {
   std::int64_t n_runs = 16;
   std::int32_t max_zealous = 10;
   double prob_sequential = 0.5;
-  // Probability that a sequential allocation first puts the first items of its random order in
-  // singletons, up to the cluster cap (R's probSingletonsInitialization). At 0 no random number
-  // is drawn for it, so the runs are exactly those of a search without the option.
+  // R's probSingletonsInitialization (see initialise_sequentially); at 0 nothing is drawn for it.
   double prob_singletons = 0.0;
   std::int64_t max_scans = 0;  // 0: scan until nothing changes
   double seconds = 0.0;        // 0: no time budget
@@ -320,8 +318,7 @@ class SalsoRun {
 
   bool is_fixed(std::int64_t i) const { return opts_.fixed && opts_.fixed[i] >= 0; }
 
-  // With `singletons`, the free items first in the random order each open a cluster until the
-  // cap is reached (R's singletons initialisation); the others are allocated one by one.
+  // With `singletons`, the first free items in the order open clusters up to the cap (R's option).
   void initialise_sequentially(bool singletons) {
     st_.clear();
     // The permutation is drawn over all items whether or not some are fixed, so that with no
@@ -335,12 +332,8 @@ class SalsoRun {
     }
     for (std::int64_t i : order_) {
       if (is_fixed(i)) continue;
-      if (singletons && st_.slots() < st_.max_clusters()) {
-        control_.poll();
-        st_.add(i, st_.slots());
-      } else {
-        st_.add(i, choose(i, -1, -1));
-      }
+      const bool open = singletons && st_.slots() < st_.max_clusters();
+      st_.add(i, open ? st_.slots() : choose(i, -1, -1));
     }
   }
 
