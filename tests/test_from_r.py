@@ -253,6 +253,9 @@ def test_warns_when_the_estimate_reaches_the_default_cluster_cap():
         salsox.salso(draws, "binder", n_runs=4, seed=1, n_jobs=1, max_clusters=2)  # a cap given
         salsox.salso(draws, "VI", n_runs=4, seed=1, n_jobs=1)  # below the cap
         salsox.salso(np.arange(6)[None, :].repeat(3, axis=0), "VI", n_runs=2, seed=1)  # cap n: cannot bind
+        fixed = np.full(20, -1)
+        fixed[:3] = [0, 1, 2]  # three fixed clusters raise the cap of 2: not the draws' default
+        salsox.salso(draws, "binder", n_runs=4, seed=1, n_jobs=1, fixed=fixed)
 
 
 def test_warns_when_seconds_cut_the_runs_short(iris):

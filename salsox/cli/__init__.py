@@ -69,19 +69,21 @@ def _debug_enabled() -> bool:
 
 
 @contextlib.contextmanager
-def _one_line_warnings() -> Iterator[None]:
-    """SalsoxWarnings (R's warnings) printed as one line, like the errors."""
+def _one_line_warnings() -> Iterator[List[str]]:
+    """Collects SalsoxWarnings (R's warnings) as one-line messages, printed by ``main`` once the
+    command succeeds (after an error, its one line is all that is printed)."""
     original = warnings.showwarning
+    pending: List[str] = []
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         if issubclass(category, SalsoxWarning):
-            sys.stderr.write(f"salsox: warning: {message}\n")
+            pending.append(f"salsox: warning: {message}")
         else:
             original(message, category, filename, lineno, file, line)
 
     warnings.showwarning = show
     try:
-        yield
+        yield pending
     finally:
         warnings.showwarning = original
 
@@ -104,8 +106,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     paths = _file_args(args)
     try:
         _check_outputs(args)
-        with _one_line_warnings():
-            return int(args.handler(args))
+        with _one_line_warnings() as pending:
+            status = int(args.handler(args))
+        for message in pending:
+            sys.stderr.write(message + "\n")
+        return status
     except KeyboardInterrupt:
         sys.stderr.write("\nsalsox: interrupted\n")
         return 130

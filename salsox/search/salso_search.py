@@ -192,6 +192,7 @@ def salso(
         kd = min(kd, n)  # more clusters than items cannot be formed
     fixed_labels = check_fixed(fixed, n)
     n_fixed = n_fixed_clusters(fixed_labels)
+    default_cap = max_clusters is None and n_fixed <= kd  # the draws' cap, not raised for fixed
     if n_fixed > kd:
         if max_clusters is not None:
             raise ValueError(f"max_clusters={max_clusters} is below the number of fixed clusters ({n_fixed})")
@@ -266,7 +267,7 @@ def salso(
         for r in [est.info, *est.info["runs"]]:
             if r["initialization"] == "initializer":
                 r["initialization"] = "initial"
-    _warn_as_r(est, n_runs, default_cap=max_clusters is None, n=n)
+    _warn_as_r(est, n_runs, default_cap=default_cap, n=n)
     return est
 
 
