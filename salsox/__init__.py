@@ -27,10 +27,11 @@ except ImportError as _err:  # pragma: no cover - exercised in a subprocess by t
             "source checkout."
         ) from None
     raise ImportError(f"salsox's compiled extension (salsox._core) failed to load: {_err}") from _err
+from ._warnings import SalsoxWarning
 from . import losses, plugins, progress
 from .io import PSM, Draws, from_arviz, from_xarray, read_draws
-from .enumeration import bell, minimize_by_enumeration
-from .metrics import ARI, RI, partition_loss, psm
+from .enumeration import bell, enumerate_partitions, lbell, minimize_by_enumeration
+from .metrics import ARI, RI, canonicalize_labels, partition_loss, psm
 from .hookspecs import hookimpl
 from .losses import ID, NID, NVI, OMARI, VI, Binder, OMARIApprox, VILowerBound
 from .search import Estimate, dlso, salso
@@ -56,10 +57,14 @@ __all__ = [
     "OMARIApprox",
     "PSM",
     "RI",
+    "SalsoxWarning",
     "VI",
     "VILowerBound",
     "bell",
+    "canonicalize_labels",
     "dlso",
+    "enumerate_partitions",
+    "lbell",
     "hookimpl",
     "losses",
     "plugins",

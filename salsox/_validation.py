@@ -85,8 +85,34 @@ def check_seed(seed: Any) -> int:
     return seed
 
 
+def unwrap_estimate(x: Any) -> Any:
+    """An Estimate's labels (duck-typed: this layer cannot import it); anything else as is."""
+    if hasattr(x, "labels") and hasattr(x, "expected_loss") and hasattr(x, "n_clusters"):
+        return x.labels
+    return x
+
+
+def looks_like_similarity(arr: Any) -> bool:
+    """Whether ``arr`` is a bare similarity matrix, as R salso detects one: a float n x n
+    matrix, symmetric, with entries in [0, 1], ones on its diagonal and at least one entry
+    strictly between 0 and 1 (a 0/1 matrix could be draws too). The tolerances are those of
+    :class:`salsox.PSM`."""
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f" or arr.ndim != 2:
+        return False
+    if arr.shape[0] != arr.shape[1] or arr.shape[0] == 0 or not np.all(np.isfinite(arr)):
+        return False
+    return bool(
+        np.all((arr >= 0) & (arr <= 1))
+        and np.any((arr > 0) & (arr < 1))
+        and np.allclose(np.diag(arr), 1.0, rtol=0, atol=1e-12)
+        and np.allclose(arr, arr.T, rtol=0, atol=1e-12)
+    )
+
+
 def as_integer_array(x: Any, name: str) -> np.ndarray:
-    """An integer ndarray from an array-like of labels, rejecting what is not clearly labels."""
+    """An integer ndarray from an array-like of labels (or an Estimate), rejecting what is not
+    clearly labels."""
+    x = unwrap_estimate(x)
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of integer labels, got a string")
     try:

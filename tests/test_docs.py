@@ -64,7 +64,7 @@ def _blocks(page: str) -> List[Tuple[str, str]]:
 _NEEDS_USER_FILES = re.compile(r"draws\.csv|draws\.npz|loadtxt|np\.load\(")
 
 
-@pytest.mark.parametrize("page", ["getting_started.md", "losses.md", "chips.md"])
+@pytest.mark.parametrize("page", ["getting_started.md", "losses.md", "chips.md", "coming_from_r.md"])
 def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
     """Every Python example of the page runs (in order, one namespace); a ```text block right
     after an example is its exact output."""

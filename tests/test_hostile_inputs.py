@@ -757,7 +757,8 @@ for f in (salsox.RI, salsox.ARI):
     fn = f.__name__
     for pid, x, y, exc, pattern in [
         ("lengths", [0, 1, 1], [0, 1], ValueError, "items|length"),
-        ("2-D", [[0, 1], [1, 0]], [0, 1], ValueError, "partition|1-D"),
+        # One matrix is draws (the expected index); two are refused.
+        ("2-D", [[0, 1], [1, 0]], [[0, 1]], ValueError, "both matrices"),
         ("empty", [], [], ValueError, "items|empty"),
         ("nan", [0, np.nan], [0, 1], ValueError, "NaN"),
         ("strings", ["a", "b"], [0, 1], TypeError, "dtype|integer"),

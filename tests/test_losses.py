@@ -330,8 +330,9 @@ def test_matrix_of_estimates_gives_per_row_values(factory, family, a, b):
             assert close(got[m], float(salsox.partition_loss(ests[m], draws, loss)))
             want = expected_loss(ests[m], draws, lambda d, e: loss_ct(d, e, family, a, b))
             assert close(got[m], want)
-        # a matrix of estimates against a single 1-D truth
-        got1 = np.asarray(salsox.partition_loss(ests, draws[0], loss))
+        # a matrix of estimates against a single truth, given as a 1 x n matrix (a 1-D truth
+        # after a matrix is R's argument order, refused: see test_from_r.py)
+        got1 = np.asarray(salsox.partition_loss(ests, draws[:1], loss))
         assert got1.shape == (5,)
         for m in range(5):
             assert close(got1[m], loss_ct(draws[0], ests[m], family, a, b))
@@ -541,8 +542,10 @@ def test_ri_ari_reject_mismatch_and_matrices():
     for fn in (salsox.RI, salsox.ARI):
         with pytest.raises(ValueError):
             fn([0, 1, 1], [0, 1])
-        with pytest.raises(BAD_OK):
-            fn(np.zeros((2, 3), dtype=int), [0, 1, 1])
+        with pytest.raises(ValueError, match="both matrices"):
+            fn(np.zeros((2, 3), dtype=int), np.zeros((2, 3), dtype=int))
+        with pytest.raises(ValueError, match="items"):
+            fn(np.zeros((2, 3), dtype=int), [0, 1])
 
 
 # ---------------------------------------------------------------------------

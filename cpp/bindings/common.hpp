@@ -198,7 +198,10 @@ inline py::dict to_python(const SearchResult& res, bool debug = false) {
     d["run"] = r.run;
     d["done"] = r.done;
     d["loss"] = r.loss;
-    d["initialization"] = r.given ? "initializer" : (r.sequential ? "sequential" : "random");
+    d["initialization"] = r.given        ? "initializer"
+                          : r.singletons ? "singletons"
+                          : r.sequential ? "sequential"
+                                         : "random";
     d["scans"] = r.scans;
     d["zealous_attempts"] = r.zealous_attempts;
     d["zealous_accepts"] = r.zealous_accepts;
@@ -248,7 +251,7 @@ struct PreparedSearch {
 // `lead_names`) followed by the search options that every entry point takes, in this order:
 //   max_clusters, n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
 //   initial=None, initial_used=None, first_run=0, inner_threads=0, progress=None,
-//   debug=False (tests: see to_python), fixed=None (see set_fixed).
+//   debug=False (tests: see to_python), fixed=None (see set_fixed), prob_singletons=0.
 // `prepare(lead..., max_clusters)` checks the leading arguments and returns a PreparedSearch;
 // the options, the progress monitor, the released GIL and the result dictionary are handled
 // here, once for all entry points.
@@ -260,7 +263,10 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
       [prepare](Lead... lead, std::int32_t max_clusters, std::int64_t n_runs, std::int32_t max_zealous,
                 double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed,
                 const Initial& initial, const InitialUsed& initial_used, std::int64_t first_run,
-                int inner_threads, py::object progress, bool debug, const Fixed& fixed) {
+                int inner_threads, py::object progress, bool debug, const Fixed& fixed,
+                double prob_singletons) {
+        if (!(prob_singletons >= 0.0 && prob_singletons <= 1.0))
+          throw std::invalid_argument("prob_singletons must be in [0, 1]");
         PreparedSearch search = prepare(lead..., max_clusters);
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                  initial, initial_used, search.n, max_clusters);
@@ -268,6 +274,7 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
         opts.first_run = first_run;
         opts.inner_threads = inner_threads;
         opts.debug = debug;
+        opts.prob_singletons = prob_singletons;
         SearchResult res;
         PythonMonitor monitor(std::move(progress));
         {
@@ -281,7 +288,7 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
       py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
       py::arg("initial") = py::none(), py::arg("initial_used") = py::none(), py::arg("first_run") = 0,
       py::arg("inner_threads") = 0, py::arg("progress") = py::none(), py::arg("debug") = false,
-      py::arg("fixed") = py::none(), doc);
+      py::arg("fixed") = py::none(), py::arg("prob_singletons") = 0.0, doc);
 }
 
 }  // namespace salsox::bindings

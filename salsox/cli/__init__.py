@@ -9,11 +9,14 @@ One module per subcommand (``estimate``, ``loss``, ``psm``, ``summary``, ``ball`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import List, Optional, Sequence
+import warnings
+from typing import Any, Iterator, List, Optional, Sequence
 
 from .._version import __version__
+from .._warnings import SalsoxWarning
 from . import ball, chips, demo, estimate, loss, plugins_cmd, psm, summary, tune
 from . import wasabi as wasabi_cmd
 from .common import _PATH_ARGS, _TRUTHY, CLIError, _error_message, _Parser
@@ -66,6 +69,26 @@ def _debug_enabled() -> bool:
     return os.environ.get("SALSOX_DEBUG", "").strip().lower() in _TRUTHY
 
 
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[List[str]]:
+    """Collects SalsoxWarnings (R's warnings) as one-line messages, printed by ``main`` once the
+    command succeeds (after an error, its one line is all that is printed)."""
+    original = warnings.showwarning
+    pending: List[str] = []
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        if issubclass(category, SalsoxWarning):
+            pending.append(f"salsox: warning: {message}")
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield pending
+    finally:
+        warnings.showwarning = original
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
     # A plugin's failure is the user's (or the plugin's) to fix, not our bug.
@@ -85,7 +108,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     paths = _file_args(args)
     try:
         _check_outputs(args)
-        return int(args.handler(args))
+        with _one_line_warnings() as pending:
+            status = int(args.handler(args))
+        for message in pending:
+            sys.stderr.write(message + "\n")
+        return status
     except KeyboardInterrupt:
         sys.stderr.write("\nsalsox: interrupted\n")
         return 130

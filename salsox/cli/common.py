@@ -189,7 +189,16 @@ def _resolve_loss(args: argparse.Namespace) -> Any:
     """The loss of --loss, with --a/--b and every --param NAME=VALUE applied."""
     from ..losses import get_loss
 
-    loss = get_loss(args.loss, a=args.a, b=args.b)
+    r_a = getattr(args, "r_a", None)
+    if r_a is None:
+        loss = get_loss(args.loss, a=args.a, b=args.b)
+    else:
+        if args.a is not None or args.b is not None:
+            raise ValueError("give --r-a (R's a) or --a/--b (the costs), not both")
+        from_r = getattr(type(get_loss(args.loss)), "from_r", None)
+        if from_r is None:
+            raise ValueError(f"--r-a applies to the binder and VI losses, not to {args.loss!r}")
+        loss = from_r(r_a)
     values: Dict[str, float] = {}
     for name, value in getattr(args, "param", None) or ():
         if name in values:
@@ -395,6 +404,13 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
         action="append",
         metavar="NAME=VALUE",
         help="set a parameter of the loss (repeatable), e.g. --param lam=0.1 for a plugin loss's lam",
+    )
+    p.add_argument(
+        "--r-a",
+        type=float,
+        default=None,
+        metavar="A",
+        help="R salso's a for binder / VI (R's binder(a=A)): costs a=A, b=2-A, A in (0, 2)",
     )
 
 

@@ -8,7 +8,8 @@ similarity matrix. Strings name them too: ``"binder"``, ``"VI"``, ``"omARI"``, `
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple, Type
+import numbers
+from typing import Any, Dict, Optional, Tuple, Type, TypeVar
 
 import numpy as np
 
@@ -21,12 +22,44 @@ from .base import CountLoss, Loss, PSMLoss, _check_engine
 __all__ = ["Binder", "VI", "OMARI", "NVI", "ID", "NID", "VILowerBound", "OMARIApprox", "BUILTIN_LOSSES"]
 
 
+_C = TypeVar("_C", bound="_Costs")
+
+
 class _Costs(CountLoss):
     _kind: str  # the engine's name of the loss, set by each concrete subclass
 
     def __init__(self, a: float = 1.0, b: float = 1.0) -> None:
         self.a = check_cost("a", a)
         self.b = check_cost("b", b)
+
+    @classmethod
+    def from_r(cls: Type[_C], a: float = 1.0) -> _C:
+        """The loss R salso writes ``binder(a=a)`` / ``VI(a=a)``: costs ``(a, 2 - a)``.
+
+        R fixes the two costs to sum to 2, so the paper's costs ``(a', b')`` are R's
+        ``a = 2 a' / (a' + b')``, and R's expected losses are the paper's times
+        ``2 / (a' + b')``: ``Binder(a=2, b=1)`` is R's ``binder(a=4/3)`` with values 3/2 as
+        large (same estimate). ``a`` must lie in (0, 2): at 0 or 2 one cost vanishes and a
+        trivial partition always wins. R's ``a=NULL`` and ``a=list(nClusters=k)`` are
+        :func:`salsox.tune`.
+
+        Examples
+        --------
+        >>> from salsox import Binder, VI
+        >>> VI.from_r(1.5)
+        VI(a=1.5, b=0.5)
+        >>> Binder.from_r(4 / 3)
+        Binder(a=1.3333333333333333, b=0.6666666666666667)
+        """
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Real):
+            raise TypeError(f"a must be a real number in (0, 2) (R's a), got {type(a).__name__}")
+        a = float(a)
+        if not 0.0 < a < 2.0:
+            raise ValueError(
+                f"a must be in (0, 2) (R's a; the costs are a and 2 - a), got {a!r}: at 0 or 2 one "
+                "cost is zero and a trivial partition always wins"
+            )
+        return cls(a=a, b=2.0 - a)
 
     @property
     def params(self) -> Dict[str, float]:
@@ -55,7 +88,8 @@ class Binder(_Costs):
 
     ``a`` is the cost of separating two items that are together in the truth, ``b`` of
     joining two items that are apart. It equals :math:`2/n^2` times the pairwise Binder loss.
-    ``a > b`` gives fewer clusters. R's ``binder(a=x)`` is ``Binder(a=x, b=2-x)``.
+    ``a > b`` gives fewer clusters. R's ``binder(a=x)`` is ``Binder(a=x, b=2-x)``, i.e.
+    ``Binder.from_r(x)``: ``Binder(a=1.5)`` is *not* R's ``binder(a=1.5)``.
 
     Examples
     --------
@@ -98,7 +132,7 @@ class VI(_Costs):
               - (a+b)\sum_{S,T}\tfrac{|S\cap T|}{n}\log_2\tfrac{|S\cap T|}{n}
 
     ``a = b = 1`` is Meila's VI. ``a < b`` gives more clusters. R's ``VI(a=x)`` is
-    ``VI(a=x, b=2-x)``.
+    ``VI(a=x, b=2-x)``, i.e. ``VI.from_r(x)``.
 
     Examples
     --------

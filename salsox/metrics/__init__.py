@@ -2,6 +2,6 @@
 which reads draws or a PSM for a loss."""
 
 from ..io import PSM
-from .evaluation import ARI, RI, as_truth, partition_loss, psm
+from .evaluation import ARI, RI, as_truth, canonicalize_labels, partition_loss, psm
 
-__all__ = ["PSM", "ARI", "RI", "as_truth", "partition_loss", "psm"]
+__all__ = ["PSM", "ARI", "RI", "as_truth", "canonicalize_labels", "partition_loss", "psm"]

@@ -6,19 +6,27 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs
+from .._validation import (
+    as_integer_array,
+    as_label_matrix,
+    check_n_jobs,
+    looks_like_similarity,
+    unwrap_estimate,
+)
 from ..engine import psm_matrix
-from ..io import PSM, Draws, as_draws, convert_foreign_named
-from ..losses import Loss, PSMLoss, get_loss
+from ..io import PSM, Draws, as_draws, convert_foreign, convert_foreign_named
+from ..losses import Loss, get_loss
 
-__all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth"]
+__all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth", "canonicalize_labels"]
 
 def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     """Posterior similarity matrix: the fraction of draws in which items i and j are together.
 
     Parameters
     ----------
-    draws : array-like (H, n) or Draws
+    draws : array-like (H, n) or Draws; or one partition (n,) or an Estimate
+        Posterior draws. One partition gives its adjacency matrix (1 where two items share a
+        cluster, else 0), as R's ``psm`` of a single clustering.
     n_jobs : int, optional
         Threads (default: all cores).
 
@@ -33,7 +41,42 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
            [0.5, 1. , 0.5],
            [0. , 0.5, 1. ]])
     """
+    draws = unwrap_estimate(draws)
+    if not isinstance(draws, Draws) and _ndim(draws) == 1:
+        draws = as_integer_array(draws, "draws").reshape(1, -1)
     return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
+
+
+def canonicalize_labels(labels: Any) -> np.ndarray:
+    """Labels in canonical form: 0, 1, ... in order of first appearance (R salso's
+    ``canonicalize_cluster_labels``, whose labels start at 1).
+
+    Parameters
+    ----------
+    labels : array-like (n,) or (M, n), or Estimate
+        One partition, or one per row (each row relabelled on its own).
+
+    Returns
+    -------
+    ndarray of int32, the shape of ``labels``.
+
+    Examples
+    --------
+    >>> from salsox import canonicalize_labels
+    >>> canonicalize_labels([7, 7, 3, 9, 3])
+    array([0, 0, 1, 2, 1], dtype=int32)
+    """
+    rows, single = as_label_matrix(labels, "labels")
+    return rows[0] if single else rows
+
+
+def _ndim(x: Any) -> Optional[int]:
+    """Dimensions of an array-like, or None when it is not one (let the checks that follow
+    produce their own message)."""
+    try:
+        return int(np.ndim(x))
+    except (ValueError, TypeError):
+        return None
 
 
 Truth = Union[Draws, PSM, np.ndarray, Any]
@@ -42,17 +85,20 @@ Truth = Union[Draws, PSM, np.ndarray, Any]
 def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
     """Draws, or a PSM for PSM-based losses (given as :class:`PSM` or computed from draws).
 
-    A bare float matrix with fractional entries, square, symmetric with a unit diagonal, is a
-    PSM for a PSM-based loss; a bare float 0/1 one is refused for losses that take either
-    (PSM-based ones and ``"binder"``), since it could be either: wrap it in :class:`PSM` or
-    :class:`Draws`. ``name`` is the argument named in errors.
+    A bare float matrix that is a similarity matrix (square, symmetric, entries in [0, 1],
+    ones on the diagonal, some entry strictly between 0 and 1: R salso's test) is a PSM for
+    the losses a PSM determines (``"binder"``, ``"VI.lb"``, ``"omARI.approx"``) and refused
+    with a clear message for the others; a bare float 0/1 one is refused for losses that take
+    either, since it could be either: wrap it in :class:`PSM` or :class:`Draws`. Any other
+    float matrix with fractional entries is refused with a hint to :class:`PSM`. An Estimate
+    is one partition. ``name`` is the argument named in errors.
     """
     if isinstance(truth, PSM):
         return truth
     if isinstance(truth, Draws):
         return truth
     # xarray DataArray / ArviZ InferenceData (optional); their item names, or a DataFrame's, are kept
-    truth, names, dim = convert_foreign_named(truth)
+    truth, names, dim = convert_foreign_named(unwrap_estimate(truth))
     arr = truth
     if not isinstance(truth, np.ndarray):
         try:
@@ -61,17 +107,14 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
             arr = truth  # let Draws produce the message
     if isinstance(arr, np.ndarray) and arr.ndim == 1:
         arr = arr.reshape(1, -1)  # one partition: loss between two partitions
-    if (
-        isinstance(loss, PSMLoss)
-        and isinstance(arr, np.ndarray)
-        and arr.dtype.kind == "f"
-        and arr.ndim == 2
-        and arr.shape[0] == arr.shape[1]
-        and arr.size
-        and np.all(np.diag(arr) == 1.0)
-        and np.any((arr > 0) & (arr < 1))
-    ):
-        return PSM(arr, item_names=names)  # a float matrix with fractional entries cannot be draws
+    if looks_like_similarity(arr):
+        if loss._accepts_psm:
+            return PSM(arr, item_names=names)
+        raise ValueError(
+            f"{name} is a similarity matrix (square, symmetric, entries in [0, 1], ones on the "
+            f"diagonal), but loss {loss.name!r} needs the draws themselves: pass the H x n draws. "
+            "A similarity matrix determines only 'binder', 'VI.lb' and 'omARI.approx'"
+        )
     if loss._accepts_psm and _looks_like_binary_psm(arr):
         raise ValueError(
             f"{name} is a square 0/1 float matrix that is symmetric with ones on its diagonal: it could be "
@@ -79,7 +122,21 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
             "answers. Wrap it: salsox.PSM(matrix) for a similarity matrix, salsox.Draws(matrix) "
             "for draws"
         )
+    if _has_fractions(arr):
+        raise ValueError(
+            f"{name} contains non-integral values: draws are integer labels. A similarity matrix "
+            "must be square and symmetric with entries in [0, 1] and ones on the diagonal; "
+            "salsox.PSM(matrix) says which of these fails"
+        )
     return Draws(arr, item_names=names, item_dim=dim)
+
+
+def _has_fractions(arr: Any) -> bool:
+    """A finite float matrix with some non-integral entry (draws it cannot be)."""
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f" or arr.ndim != 2 or not arr.size:
+        return False
+    finite = arr[np.isfinite(arr)]
+    return bool(np.any(finite != np.round(finite)))
 
 
 def _looks_like_binary_psm(arr: Any) -> bool:
@@ -103,15 +160,20 @@ def partition_loss(
 ) -> Union[float, np.ndarray]:
     """Loss of ``estimate`` against ``truth``.
 
+    The estimate comes first, the reverse of R's ``partition.loss(truth, estimate, loss)``;
+    keywords (``partition_loss(truth=draws, estimate=labels)``) read the same in both. A
+    matrix of partitions as ``estimate`` with one partition as ``truth`` is refused: it is
+    what R's argument order looks like.
+
     Parameters
     ----------
-    estimate : array-like (n,) or (M, n)
+    estimate : array-like (n,) or (M, n), or Estimate
         One partition, or M partitions (one per row), as integer labels.
-    truth : array-like (n,) or (H, n), Draws, or PSM
+    truth : array-like (n,) or (H, n), Estimate, Draws, or PSM
         One partition (the loss between two partitions) or H posterior draws (the Monte Carlo
         expected loss, i.e. the mean over draws). PSM-based losses (``"VI.lb"``,
-        ``"omARI.approx"``; ``"binder"`` too) also take a :class:`PSM`; given draws, they
-        compute it.
+        ``"omARI.approx"``; ``"binder"`` too) also take a :class:`PSM` or a bare similarity
+        matrix (square, symmetric, in [0, 1], unit diagonal); given draws, they compute it.
     loss : str or Loss
         See :mod:`salsox.losses`.
     n_jobs : int, optional
@@ -134,6 +196,8 @@ def partition_loss(
     0.5
     """
     loss = get_loss(loss)
+    estimate = unwrap_estimate(estimate)
+    _check_argument_order(estimate, truth)
     t = as_truth(truth, loss, "truth")
     n = t.n_items
     est, single = as_label_matrix(estimate, "estimate", n)
@@ -142,23 +206,58 @@ def partition_loss(
     return float(values[0]) if single else values
 
 
+def _check_argument_order(estimate: Any, truth: Any) -> None:
+    """Refuse the argument order of R's ``partition.loss(truth, estimate)``."""
+    hint = (
+        "did you mean partition_loss(estimate, draws)? (salsox takes the estimate first, "
+        "R's partition.loss the truth)"
+    )
+    if isinstance(estimate, (Draws, PSM)):
+        raise TypeError(f"estimate must be partition labels, got a {type(estimate).__name__}: {hint}")
+    if isinstance(truth, (Draws, PSM)):
+        return
+    if _ndim(estimate) == 2 and _ndim(unwrap_estimate(convert_foreign(truth))) == 1:
+        raise ValueError(
+            f"estimate is a matrix of partitions but truth is one partition: {hint}. To score "
+            "several partitions against one partition, pass truth as a 1 x n matrix ([truth])"
+        )
+
+
 def _losses(est: np.ndarray, truth: Union[Draws, PSM], loss: Loss, n_jobs: int) -> np.ndarray:
     """Loss values of canonical label rows ``est`` (engine call, inputs already validated)."""
     return loss._route(truth).losses(est, n_jobs)
 
 
-def _two_partitions(x: Any, y: Any) -> tuple:
-    xs, x_single = as_label_matrix(x, "x")
-    ys, y_single = as_label_matrix(y, "y")
-    if not (x_single and y_single):
-        raise ValueError("x and y must each be one 1-D partition")
-    if xs.shape[1] != ys.shape[1]:
-        raise ValueError(f"x has {xs.shape[1]} items but y has {ys.shape[1]}")
-    return xs, ys
+def _partition_and_truth(x: Any, y: Any) -> tuple:
+    """(one partition, its truth) from RI/ARI's arguments: one of them may be draws (an H x n
+    matrix or Draws), the other must be one partition. Their order does not matter, as the
+    indices are symmetric."""
+    x, y = (convert_foreign(unwrap_estimate(v)) for v in (x, y))
+    x_draws = isinstance(x, Draws) or _ndim(x) == 2
+    y_draws = isinstance(y, Draws) or _ndim(y) == 2
+    if x_draws and y_draws:
+        raise ValueError("x and y are both matrices: give one partition, and one partition or a draws matrix")
+    if isinstance(x, PSM) or isinstance(y, PSM):
+        raise ValueError("RI and ARI need partitions or draws, not a PSM")
+    partition, truth, names = (y, x, ("y", "x")) if x_draws else (x, y, ("x", "y"))
+    rows, _ = as_label_matrix(partition, names[0])
+    if not x_draws and not y_draws:
+        other, _ = as_label_matrix(truth, names[1])
+        if other.shape[1] != rows.shape[1]:
+            raise ValueError(f"x has {rows.shape[1]} items but y has {other.shape[1]}")
+        truth = other
+    return rows[0], truth
 
 
 def RI(x: Any, y: Any) -> float:
-    """Rand index between two partitions (1 = identical).
+    """Rand index between two partitions (1 = identical); with draws, the expected Rand index.
+
+    Parameters
+    ----------
+    x, y : array-like (n,), Estimate, or one of them an (H, n) draws matrix / Draws
+        Two partitions, or one partition and posterior draws (in either order, as the index is
+        symmetric): the result is then the mean Rand index over the draws, as R's
+        ``RI(truth = draws, estimate)`` means.
 
     Examples
     --------
@@ -167,16 +266,17 @@ def RI(x: Any, y: Any) -> float:
     >>> salsox.RI([0, 0, 1], [7, 7, 3])      # only which items share a label matters
     1.0
     """
-    xs, ys = _two_partitions(x, y)
-    n = xs.shape[1]
+    partition, truth = _partition_and_truth(x, y)
+    n = partition.shape[0]
     if n == 1:
         return 1.0
-    binder = partition_loss(ys[0], xs[0], "binder", n_jobs=1)
+    binder = partition_loss(partition, truth, "binder", n_jobs=1)
     return 1.0 - binder * n / (n - 1)
 
 
 def ARI(x: Any, y: Any) -> float:
-    """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial ones).
+    """Adjusted Rand index between two partitions; 1 for identical partitions (also trivial
+    ones). With draws (an (H, n) matrix or Draws as either argument), the mean ARI over them.
 
     Examples
     --------
@@ -185,5 +285,5 @@ def ARI(x: Any, y: Any) -> float:
     >>> salsox.ARI([0, 0, 1], [7, 7, 3])
     1.0
     """
-    xs, ys = _two_partitions(x, y)
-    return 1.0 - float(partition_loss(ys[0], xs[0], "omARI", n_jobs=1))
+    partition, truth = _partition_and_truth(x, y)
+    return 1.0 - float(partition_loss(partition, truth, "omARI", n_jobs=1))

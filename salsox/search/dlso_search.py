@@ -16,10 +16,31 @@ from .estimate import Estimate
 __all__ = ["dlso"]
 
 
-def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = None) -> Estimate:
-    """The draw with the smallest Monte Carlo expected loss (Dahl 2006's least-squares idea).
+def dlso(
+    draws: Any, loss: Union[str, Loss] = "VI", *, candidates: Any = None, n_jobs: Optional[int] = None
+) -> Estimate:
+    """The draw (or candidate) with the smallest Monte Carlo expected loss (Dahl 2006's
+    least-squares idea).
 
-    Costs O(H^2 n) for count-based losses: every draw is scored against all draws.
+    Parameters
+    ----------
+    draws : array-like (H, n), Draws, or PSM
+        Posterior draws; a PSM (or bare similarity matrix) only with ``candidates`` and a loss
+        a PSM determines.
+    loss : str or Loss, default "VI"
+    candidates : array-like (M, n) or (n,), or Estimate, optional
+        The partitions to choose from (R's ``dlso(truth, loss, estimate=)``). Default: the
+        draws themselves.
+    n_jobs : int, optional
+        Threads (default: all cores).
+
+    Returns
+    -------
+    Estimate
+        ``info["candidate"]`` is the row chosen (and ``info["draw"]`` the draw, without
+        ``candidates``); the first of equal minimisers wins.
+
+    Costs O(H M n) for count-based losses (M = H without ``candidates``).
 
     Examples
     --------
@@ -30,19 +51,25 @@ def dlso(draws: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = N
     """
     loss = get_loss(loss)
     truth = as_truth(draws, loss)
-    if not isinstance(truth, Draws):
-        raise ValueError("dlso needs draws, not a PSM")
+    if candidates is None and not isinstance(truth, Draws):
+        raise ValueError("dlso needs draws, not a PSM, unless candidates= are given")
     jobs = check_n_jobs(n_jobs)
     start = time.perf_counter()
-    # Draws with sparse labels are stored relabelled in value order; the loss engines take
-    # estimates labelled in order of first appearance.
-    candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))
+    if candidates is None:
+        # Draws with sparse labels are stored relabelled in value order; the loss engines take
+        # estimates labelled in order of first appearance.
+        candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))  # type: ignore[union-attr]
+        from_draws = True
+    else:
+        candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
+        from_draws = False
     values = loss._route(truth).losses(candidates, jobs)
     best = int(np.argmin(values))
     labels, _ = as_label_matrix(candidates[best], "labels")
     labels = labels[0].astype(np.intp)
     info = {
-        "draw": best,
+        "candidate": best,
+        "draw": best if from_draws else None,
         "seconds": time.perf_counter() - start,
         "loss": loss.name,
         "loss_params": loss.params,

@@ -65,11 +65,15 @@ class Estimate:
         """Size of each cluster."""
         return np.bincount(self.labels, minlength=self.n_clusters)
 
-    def summary(self, draws: Any = None, *, n_jobs: Optional[int] = None) -> Any:
+    def summary(
+        self, draws: Any = None, *, exemplar: str = "similarity", order: str = "similarity",
+        n_jobs: Optional[int] = None,
+    ) -> Any:
         """Per-item and per-cluster summary under this loss, against the draws (or PSM) the
         estimate was computed from, or against ``draws`` when given.
 
-        Returns a :class:`salsox.Summary`; see :func:`salsox.summarize`.
+        Returns a :class:`salsox.Summary`; see :func:`salsox.summarize` (``exemplar="score"``
+        and ``order="score"`` or ``"hclust"`` give R's rules).
         """
         from ..summaries import summarize
 
@@ -77,7 +81,7 @@ class Estimate:
             if self.truth is None:
                 raise ValueError("this Estimate does not hold its draws; pass draws= to summary()")
             draws = self.truth
-        return summarize(self.labels, draws, self.loss, n_jobs=n_jobs)
+        return summarize(self.labels, draws, self.loss, exemplar=exemplar, order=order, n_jobs=n_jobs)
 
     @property
     def item_names(self) -> Optional[np.ndarray]:

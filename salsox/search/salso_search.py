@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
+from .._warnings import SalsoxWarning
 from .._validation import (
     as_label_matrix,
     check_int,
@@ -42,6 +44,7 @@ def salso(
     n_runs: int = 16,
     max_zealous: int = 10,
     prob_sequential: float = 0.5,
+    prob_singletons: float = 0.0,
     max_scans: Optional[int] = None,
     seconds: Optional[float] = None,
     n_jobs: Optional[int] = None,
@@ -79,6 +82,11 @@ def salso(
         round, until a round accepts none, so ``info["zealous_attempts"]`` can exceed it.
     prob_sequential : float, default 0.5
         Probability that a run starts by sequential allocation rather than random labels.
+    prob_singletons : float, default 0
+        Probability that a sequential allocation first puts the first ``max_clusters`` items
+        of its random order in singletons, then allocates the others one by one (R's
+        ``probSingletonsInitialization``; such runs report ``initialization ==
+        "singletons"``). At 0 the runs are exactly those of a search without it.
     max_scans : int, optional
         Cap on sweetening scans per run (default: until a scan changes nothing).
     seconds : float, optional
@@ -173,6 +181,7 @@ def salso(
     # Counts beyond what any search can use are clamped to the engine's integer range.
     max_zealous = min(check_int("max_zealous", max_zealous, minimum=0), 2**31 - 1)
     prob_sequential = check_probability("prob_sequential", prob_sequential)
+    prob_singletons = check_probability("prob_singletons", prob_singletons)
     max_scans = 0 if max_scans is None else min(check_int("max_scans", max_scans, minimum=1), 2**62)
     if seconds is None:
         budget = 0.0
@@ -194,6 +203,7 @@ def salso(
         kd = min(kd, n)  # more clusters than items cannot be formed
     fixed_labels = check_fixed(fixed, n)
     n_fixed = n_fixed_clusters(fixed_labels)
+    default_cap = max_clusters is None and n_fixed <= kd  # the draws' cap, not raised for fixed
     if n_fixed > kd:
         if max_clusters is not None:
             raise ValueError(f"max_clusters={max_clusters} is below the number of fixed clusters ({n_fixed})")
@@ -220,6 +230,7 @@ def salso(
         n_runs=n_runs,
         max_zealous=max_zealous,
         prob_sequential=prob_sequential,
+        prob_singletons=prob_singletons,
         max_scans=max_scans,
         seconds=budget,
         n_jobs=jobs,
@@ -267,7 +278,30 @@ def salso(
         for r in [est.info, *est.info["runs"]]:
             if r["initialization"] == "initializer":
                 r["initialization"] = "initial"
+    _warn_as_r(est, n_runs, default_cap=default_cap, n=n)
     return est
+
+
+def _warn_as_r(est: Estimate, n_runs: int, default_cap: bool, n: int) -> None:
+    """R salso's two warnings, as :class:`SalsoxWarning` (stacklevel: the caller of salso)."""
+    done = est.info["runs_done"]
+    if done < n_runs and est.info["budget_exhausted"]:
+        warnings.warn(
+            f"only {done} of the requested {n_runs} run{'s were' if n_runs != 1 else ' was'} done "
+            "before the seconds budget ran out: raise seconds or lower n_runs",
+            SalsoxWarning,
+            stacklevel=3,
+        )
+    cap = est.info["max_clusters"]
+    # A cap of n items cannot bind, and a cap of 1 means every draw is one cluster, which the
+    # estimate then matches exactly (R warns in both cases too, uselessly).
+    if default_cap and 1 < cap < n and est.n_clusters == cap:
+        warnings.warn(
+            f"the estimate has {cap} clusters, the default cap (the most clusters in any draw): "
+            "a larger max_clusters may give a better estimate",
+            SalsoxWarning,
+            stacklevel=3,
+        )
 
 
 def _estimate_from(

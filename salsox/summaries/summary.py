@@ -26,6 +26,9 @@ from .linkage import average_linkage, leaf_order
 
 __all__ = ["Summary", "summarize"]
 
+_EXEMPLARS = ("similarity", "score")
+_ORDERS = ("similarity", "score", "hclust")
+
 # Cap (bytes) on the H x m blocks used for the closed-form scores; larger clusters are chunked.
 _SCORE_BLOCK_BYTES = 64 * 2**20
 
@@ -57,8 +60,9 @@ class Summary:
         coherent cluster, i.e. an item that fits its cluster poorly.
     sizes : ndarray of shape (K,)
     exemplars : ndarray of shape (K,)
-        Per cluster, the member with the highest ``item_similarity`` (lowest index on ties;
-        the only member of a singleton).
+        Per cluster, the member with the highest ``item_similarity``, or with
+        ``exemplar="score"`` the highest ``item_score`` (R's rule); lowest index on ties, the
+        only member of a singleton.
     within_similarity : ndarray of shape (K,)
         Mean posterior similarity over pairs of distinct members (NaN for singletons).
     between_similarity : ndarray of shape (K,)
@@ -70,7 +74,8 @@ class Summary:
     cluster_order : ndarray of shape (K,)
         Clusters in dendrogram order (similar clusters next to each other).
     order : ndarray of shape (n,)
-        Items for display: clusters in ``cluster_order``, within each the most similar first.
+        Items for display (see ``order`` of :func:`summarize`): by default clusters in
+        ``cluster_order``, within each the most similar first.
     item_names : ndarray of shape (n,) or None
         The items' names when the draws (or the estimate) carried them; reports and tables
         show items by name then.
@@ -245,6 +250,8 @@ def summarize(
     draws: Any,
     loss: Union[str, Loss] = "VI",
     *,
+    exemplar: str = "similarity",
+    order: str = "similarity",
     n_jobs: Optional[int] = None,
 ) -> Summary:
     """Summarise a partition estimate against posterior draws.
@@ -260,6 +267,16 @@ def summarize(
     loss : str or Loss, default "VI"
         Loss for the expected loss and the item scores (an Estimate's own loss is used by
         ``Estimate.summary``).
+    exemplar : {"similarity", "score"}, default "similarity"
+        Each cluster's exemplar: the member with the highest mean similarity to the others,
+        or (``"score"``, R salso's rule) the member with the highest ``item_score``.
+    order : {"similarity", "score", "hclust"}, default "similarity"
+        Item order for display. ``"similarity"``: clusters in ``cluster_order``, within each
+        the most similar items first. ``"score"`` (R's ``orderingMethod = 1``): clusters in
+        ``cluster_order``, within each by decreasing ``item_score``. ``"hclust"`` (R's
+        ``orderingMethod = 2``): clusters by label, within each in the leaf order of a
+        complete-linkage clustering of all items on 1 - PSM (R's ``hclust`` default; scipy
+        may order tied merges differently).
     n_jobs : int, optional
         Threads for the PSM and loss evaluations (default: all cores).
 
@@ -290,6 +307,10 @@ def summarize(
         estimate_names = getattr(labels, "item_names", None)
         labels = labels.labels  # an Estimate
     loss = get_loss(loss)
+    if exemplar not in _EXEMPLARS:
+        raise ValueError(f"exemplar must be one of {', '.join(map(repr, _EXEMPLARS))}, got {exemplar!r}")
+    if order not in _ORDERS:
+        raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}, got {order!r}")
     jobs = check_n_jobs(n_jobs)
     truth = as_truth(draws, loss)
     names = truth.item_names if truth.item_names is not None else estimate_names
@@ -326,13 +347,16 @@ def summarize(
         between = np.where(n - sizes > 0, (total - np.diag(block)) / (sizes * (n - sizes * 1.0)), np.nan)
     np.fill_diagonal(cluster_similarity, within)
 
+    score = _item_scores(est, sizes, truth, p, loss)
+
     exemplars = np.empty(k, dtype=np.intp)
     for c in range(k):
         members = np.flatnonzero(est == c)
+        if exemplar == "score":  # R: which.max, the first of equal scores
+            exemplars[c] = members[int(np.argmax(score[members]))]
+            continue
         sims = item_similarity[members]
         exemplars[c] = members[0] if not np.any(np.isfinite(sims)) else members[int(np.nanargmax(sims))]
-
-    score = _item_scores(est, sizes, truth, p, loss)
 
     # Order clusters by average linkage on 1 - similarity (the item-level UPGMA continued from
     # the estimate's clusters); within a cluster, best-fitting items first.
@@ -341,8 +365,11 @@ def summarize(
     cluster_order = leaf_order(z) if k > 1 else np.zeros(1, dtype=np.intp)
     rank = np.empty(k, dtype=np.intp)
     rank[cluster_order] = np.arange(k)
-    fit = np.where(np.isfinite(item_similarity), item_similarity, 1.0)
-    order = np.lexsort((np.arange(n), -fit, rank[est]))
+    if order == "hclust":
+        item_order = np.lexsort((_hclust_rank(p), est))
+    else:
+        fit = score if order == "score" else np.where(np.isfinite(item_similarity), item_similarity, 1.0)
+        item_order = np.lexsort((np.arange(n), -fit, rank[est]))
 
     return Summary(
         labels=est,
@@ -358,9 +385,26 @@ def summarize(
         cluster_similarity=cluster_similarity,
         cluster_linkage=z,
         cluster_order=cluster_order,
-        order=order,
+        order=item_order,
         item_names=names,
     )
+
+
+def _hclust_rank(p: np.ndarray) -> np.ndarray:
+    """Each item's position in the leaf order of complete linkage on 1 - PSM (R's
+    ``order(hclust(as.dist(1 - psm))$order)``)."""
+    n = p.shape[0]
+    rank = np.zeros(n, dtype=np.intp)
+    if n < 2:
+        return rank
+    from scipy.cluster import hierarchy  # deferred: scipy would double `import salsox`'s time
+    from scipy.spatial.distance import squareform
+
+    d = 1.0 - 0.5 * (p + p.T)  # symmetric to rounding, as squareform requires
+    np.fill_diagonal(d, 0.0)
+    leaves = hierarchy.leaves_list(hierarchy.linkage(squareform(d, checks=False), method="complete"))
+    rank[leaves] = np.arange(n)
+    return rank
 
 
 def _draws_matrix(d: Draws) -> np.ndarray:

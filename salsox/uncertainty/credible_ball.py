@@ -297,7 +297,7 @@ def credible_ball(
 
     # One vectorised call: the H draws as "estimates" scored against the centre. With a = b
     # the loss is symmetric, so this is the distance.
-    distances = np.asarray(partition_loss(matrix, centre, metric, n_jobs=jobs), dtype=np.float64)
+    distances = np.asarray(partition_loss(matrix, centre[None, :], metric, n_jobs=jobs), dtype=np.float64)
     distances = np.maximum(distances, 0.0)  # rounding can give -1e-16 for identical partitions
     _check_symmetric(metric, matrix, centre, distances)
     order = np.argsort(distances, kind="stable")  # R's sort(index.return=TRUE) is stable

@@ -34,6 +34,8 @@ struct SearchOptions {
   std::int64_t n_runs = 16;
   std::int32_t max_zealous = 10;
   double prob_sequential = 0.5;
+  // R's probSingletonsInitialization (see initialise_sequentially); at 0 nothing is drawn for it.
+  double prob_singletons = 0.0;
   std::int64_t max_scans = 0;  // 0: scan until nothing changes
   double seconds = 0.0;        // 0: no time budget
   int n_jobs = 1;
@@ -67,6 +69,7 @@ struct RunResult {
   std::vector<std::int32_t> labels;
   double loss = std::numeric_limits<double>::infinity();
   bool sequential = false;
+  bool singletons = false;  // a sequential allocation started from singletons
   bool given = false;  // started from a user initialiser's partition
   std::int64_t scans = 0;
   std::int32_t zealous_attempts = 0;
@@ -247,7 +250,8 @@ class SalsoRun {
       const std::int32_t* row = opts_.initial + run_ * st_.n();
       st_.rebuild(std::vector<std::int32_t>(row, row + st_.n()));
     } else if (res.sequential) {
-      initialise_sequentially();
+      res.singletons = opts_.prob_singletons > 0.0 && rng_.uniform() < opts_.prob_singletons;
+      initialise_sequentially(res.singletons);
     } else {
       initialise_randomly();
     }
@@ -314,7 +318,8 @@ class SalsoRun {
 
   bool is_fixed(std::int64_t i) const { return opts_.fixed && opts_.fixed[i] >= 0; }
 
-  void initialise_sequentially() {
+  // With `singletons`, the first free items in the order open clusters up to the cap (R's option).
+  void initialise_sequentially(bool singletons) {
     st_.clear();
     // The permutation is drawn over all items whether or not some are fixed, so that with no
     // fixed item the random stream (and the estimate) is exactly that of a plain search.
@@ -325,8 +330,11 @@ class SalsoRun {
       for (std::int64_t i = 0; i < st_.n(); ++i)
         if (is_fixed(i)) st_.add(i, opts_.fixed[i]);
     }
-    for (std::int64_t i : order_)
-      if (!is_fixed(i)) st_.add(i, choose(i, -1, -1));
+    for (std::int64_t i : order_) {
+      if (is_fixed(i)) continue;
+      const bool open = singletons && st_.slots() < st_.max_clusters();
+      st_.add(i, open ? st_.slots() : choose(i, -1, -1));
+    }
   }
 
   void initialise_randomly() {
