@@ -98,3 +98,41 @@ def test_threads_inside_runs_are_used_with_several_runs() -> None:
     assert np.array_equal(est.labels, one.labels)
     assert [r["loss"] for r in est.info["runs"]] == [r["loss"] for r in one.info["runs"]]
     assert [r["scans"] for r in est.info["runs"]] == [r["scans"] for r in one.info["runs"]]
+
+
+
+@pytest.mark.parametrize("loss", ["VI", "NVI", "binder"])
+def test_threads_helping_stragglers_change_nothing(loss: str) -> None:
+    # 5,000 draws: the passes are long enough to be shared with idle threads (chunked scores
+    # for VI and Binder, table updates for every loss), and a run left alone is helped.
+    draws = load_draws("galaxy")[:5000]
+    results = [
+        salsox.salso(draws, loss, n_runs=7, n_jobs=jobs, seed=11, engine="counts") for jobs in (1, 2, 3)
+    ]
+    # Runs of one to four scans (and zealous rounds after each accepted update): threads run
+    # out of runs at different times, and the long runs are helped for a while.
+    scans = [r["scans"] for r in results[0].info["runs"]]
+    assert max(scans) >= 3 * min(scans)
+
+    def record(est: Any) -> List[Dict[str, Any]]:
+        return [{k: v for k, v in r.items() if k not in ("seconds", "threads")} for r in est.info["runs"]]
+
+    for other in results[1:]:
+        assert np.array_equal(other.labels, results[0].labels)
+        assert other.expected_loss == results[0].expected_loss
+        assert record(other) == record(results[0])
+
+
+def test_a_run_left_alone_gets_the_idle_threads() -> None:
+    # Three runs on two threads: the last run goes on alone for a while, and the thread with
+    # no run left helps it (its passes over 10,000 draws are shared); with no helping
+    # (inner_jobs=1) every run keeps one thread. One run on two threads: helped throughout.
+    draws = load_draws("galaxy")
+    helped = salsox.salso(draws, "VI", n_runs=3, n_jobs=2, seed=2)
+    expected = 2 if _core.has_openmp() else 1
+    assert max(r["threads"] for r in helped.info["runs"]) == expected
+    alone = salsox.salso(draws, "VI", n_runs=3, n_jobs=2, inner_jobs=1, seed=2)
+    assert [r["threads"] for r in alone.info["runs"]] == [1, 1, 1]
+    assert np.array_equal(helped.labels, alone.labels)
+    one = salsox.salso(draws, "VI", n_runs=1, n_jobs=2, seed=2)
+    assert one.info["runs"][0]["threads"] == expected

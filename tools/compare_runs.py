@@ -6,8 +6,11 @@ Writes JSON: per case, each run's loss (as float.hex), scans, zealous attempts a
 initialisation, and the best labels.
 
 Usage:
-    python tools/compare_runs.py record OUT.json [--quick]
+    python tools/compare_runs.py record OUT.json [--quick] [--jobs N]
     python tools/compare_runs.py diff A.json B.json
+
+--jobs runs every search on N threads (default 1): a record on N threads must equal the record
+on one, run for run, since the threads never change a result.
 """
 
 from __future__ import annotations
@@ -36,10 +39,10 @@ def summary(raw: Dict[str, Any]) -> Dict[str, Any]:
     return {"runs": runs, "best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}
 
 
-def record(quick: bool) -> Dict[str, Any]:
+def record(quick: bool, jobs: int = 1) -> Dict[str, Any]:
     from salsox import _core
 
-    common = dict(max_zealous=10, prob_sequential=0.5, max_scans=0, seconds=0.0, n_jobs=1)
+    common = dict(max_zealous=10, prob_sequential=0.5, max_scans=0, seconds=0.0, n_jobs=jobs)
     out: Dict[str, Any] = {}
     sets = [("iris", 1000, 8, 20), ("galaxy", 2000, 8, 20), ("ex1", 1000, 4, 30)]
     if quick:
@@ -98,12 +101,13 @@ def main(argv: List[str]) -> int:
     rec = sub.add_parser("record")
     rec.add_argument("out")
     rec.add_argument("--quick", action="store_true")
+    rec.add_argument("--jobs", type=int, default=1, help="threads per search (default 1)")
     dif = sub.add_parser("diff")
     dif.add_argument("a")
     dif.add_argument("b")
     args = parser.parse_args(argv)
     if args.cmd == "record":
-        Path(args.out).write_text(json.dumps(record(args.quick)))
+        Path(args.out).write_text(json.dumps(record(args.quick, args.jobs)))
         return 0
     return diff(json.loads(Path(args.a).read_text()), json.loads(Path(args.b).read_text()))
 

@@ -114,10 +114,14 @@ def salso(
         initialisations (chosen by ``prob_sequential``). Default 1 when ``initializer`` is
         given.
     inner_jobs : int, optional
-        Threads inside each run, over draws (count-table engine, Binder/VI/decomposable
-        losses). Default: the threads left over when ``n_runs`` is smaller than ``n_jobs``,
-        if draws x max_clusters >= 2,000,000 (a parallel region per item costs a few
-        microseconds, worth it only for long passes). Results do not depend on it.
+        Threads inside each run, over draws (count-table engine: the table updates of every
+        loss, the scores of Binder/VI/decomposable losses). Default: the ``n_jobs`` threads
+        help each other, a thread with no run left (or none to start with, when ``n_runs`` is
+        smaller than ``n_jobs``) sharing the passes of the runs still going, from 1,024 draws
+        (shorter passes take less time than handing them to another core); so a search does
+        not end with threads idle while the last runs finish. ``1`` keeps every run on one
+        thread; more opens that many threads per pass in every run. Results do not depend
+        on it.
     client : dask.distributed.Client, optional
         Spread the runs over a Dask cluster (``pip install "salsox[dask]"``): the draws are
         scattered once, batches of runs execute on the workers with the C++ engine, and the

@@ -24,6 +24,7 @@
 
 #include "count_loss.hpp"
 #include "draws.hpp"
+#include "threads.hpp"
 
 // The per-draw bodies of the scores are lambdas called once per draw; compilers that would
 // otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
@@ -492,13 +493,18 @@ class CountTableState {
     }
   }
 
-  // for (i = 0; i < count; ++i) f(i), over threads_ threads. With one thread the loop runs
-  // inline: entering even a one-thread OpenMP region per item costs more than a short pass.
+  // for (i = 0; i < count; ++i) f(i), over threads_ threads or shared with the search's idle
+  // threads (Crew; the same result either way). With one thread the loop runs inline:
+  // entering even a one-thread OpenMP region per item costs more than a short pass.
   // The table updates pass lambdas that capture plain values ([=]): run on a private copy
   // whose address never escapes, their pointers stay in registers even though every count
   // store, being a char-sized store, may alias anything in memory.
   template <class F>
   void parallel_for(std::int64_t count, const F& f) const {
+    if (const int joined = d_.H >= 1024 ? Crew::share_here(count, f) : 0) {  // 1024: see Crew
+      team_max_ = std::max(team_max_, joined);
+      return;
+    }
 #ifdef _OPENMP
     if (threads_ > 1) {
 #pragma omp parallel num_threads(threads_)

@@ -24,6 +24,7 @@
 #include <omp.h>
 #endif
 
+#include "dispatch.hpp"
 #include "rng.hpp"
 #include "state_traits.hpp"
 #include "threads.hpp"
@@ -52,16 +53,14 @@ struct SearchOptions {
   // clusters holding them are never dissolved; given starts must agree with them.
   const std::int32_t* fixed = nullptr;
   std::int32_t n_fixed = 0;
-  // Threads inside each run (over draws), for states that support it: 0 chooses (the
-  // threads left over when there are fewer runs than n_jobs), 1 disables.
+  // Threads inside each run (over draws), for states that support it: 0 lets the threads
+  // with no run (left) help the runs still going (see Crew), 1 disables, more opens a
+  // parallel region of that many threads per loop in every run.
   int inner_threads = 0;
   // Tests only: record each zealous round (labels at its start, members of each cluster
   // tried) and how far the kept per-draw sums drifted from the tables (see RunResult).
   bool debug = false;
 };
-
-// Work per item pass (draws x cluster cap) from which threads inside a run are used.
-constexpr double kInnerWork = 2e6;
 
 struct RunResult {
   std::int64_t run = -1;  // index of the run (its random stream)
@@ -97,138 +96,6 @@ struct SearchResult {
   bool budget_exhausted = false;
   double seconds = 0.0;
 };
-
-// Thrown inside a run when the search must stop (Ctrl-C); never escapes run_salso.
-struct SearchAborted {};
-
-using Clock = std::chrono::steady_clock;
-inline double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// How far a search is, as reported to the monitor.
-struct Progress {
-  std::int64_t runs_done = 0;
-  std::int64_t runs_total = 0;
-  double best_loss = std::numeric_limits<double>::infinity();  // of the finished runs
-  double seconds = 0.0;
-};
-
-// Called from the calling thread only (it may touch the Python interpreter); returns true to
-// stop the search (Ctrl-C, or a progress callback that failed).
-using Monitor = std::function<bool(const Progress&)>;
-
-// Shared between the threads of one search: stop flag, the finished-run tally, and the monitor
-// poll, which only the calling thread may run (it is the one Python delivers signals to). The
-// calling thread polls between items of its own runs and, once it has no runs left, while it
-// waits for the other threads (see run_salso), so Ctrl-C and progress are answered throughout.
-class StopControl {
- public:
-  StopControl(Monitor monitor, std::int64_t runs_total)
-      : monitor_(std::move(monitor)), runs_total_(runs_total) {}
-  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
-  void stop() { stop_.store(true, std::memory_order_relaxed); }
-  bool interrupted() const { return interrupted_; }
-  // A run finished with this loss (called under the search's record lock).
-  void record(double loss) {
-    if (loss < best_.load(std::memory_order_relaxed)) best_.store(loss, std::memory_order_relaxed);
-    done_.fetch_add(1, std::memory_order_relaxed);
-  }
-  Progress progress() const {
-    Progress p;
-    p.runs_done = done_.load(std::memory_order_relaxed);
-    p.runs_total = runs_total_;
-    p.best_loss = best_.load(std::memory_order_relaxed);
-    p.seconds = seconds_since(t0_);
-    return p;
-  }
-  // Cheap; call often. Polls the monitor at most every 50 ms, on the calling thread only;
-  // throws SearchAborted once the search must stop.
-  void poll() {
-    if (stopped()) throw SearchAborted{};
-    if (!monitor_ || ++tick_ % 16 != 0 || std::this_thread::get_id() != caller_) return;
-    if (check_monitor()) throw SearchAborted{};
-  }
-  // The calling thread, idle while other threads finish their runs: polls without throwing.
-  void poll_idle() {
-    if (!stopped() && monitor_ && std::this_thread::get_id() == caller_) check_monitor();
-  }
-
- private:
-  Monitor monitor_;
-  std::int64_t runs_total_;
-  std::atomic<bool> stop_{false};
-  std::atomic<std::int64_t> done_{0};
-  std::atomic<double> best_{std::numeric_limits<double>::infinity()};
-  bool interrupted_ = false;
-  std::uint64_t tick_ = 0;
-  const std::thread::id caller_ = std::this_thread::get_id();
-  const Clock::time_point t0_ = Clock::now();
-  Clock::time_point last_ = Clock::now();
-
-  // Calls the monitor if 50 ms have passed since the last call ended; returns whether the
-  // search must stop.
-  bool check_monitor() {
-    if (Clock::now() - last_ < std::chrono::milliseconds(50)) return stopped();
-    const bool stop_now = monitor_(progress());
-    last_ = Clock::now();
-    if (stop_now) {
-      interrupted_ = true;
-      stop();
-    }
-    return stopped();
-  }
-};
-
-// Hands runs 0..n_runs-1 out one at a time, from a shared counter, to `threads` threads (no
-// parallel region for one thread, see usable_threads), so that Ctrl-C or a time budget stops
-// handing them out at once. run_one(r, thread) does run r and returns false to stop handing
-// out runs. A SearchAborted ends the thread's runs; any other exception stops the search and
-// is rethrown here, after the parallel region. The calling thread, once it has no runs left,
-// keeps answering Ctrl-C and reporting progress until the other threads finish theirs.
-template <class RunOne>
-void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne&& run_one) {
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  std::atomic<std::int64_t> next_run{0};
-  std::atomic<int> active{threads};
-  auto work = [&](int thread) {
-    for (;;) {
-      if (control.stopped()) break;
-      const std::int64_t r = next_run.fetch_add(1);
-      if (r >= n_runs) break;
-      try {
-        if (!run_one(r, thread)) break;
-      } catch (const SearchAborted&) {
-        break;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        control.stop();
-        break;
-      }
-    }
-    active.fetch_sub(1);
-    if (thread == 0)
-      while (active.load() > 0) {
-        control.poll_idle();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-  };
-  if (threads == 1) {
-    work(0);
-  } else {
-#pragma omp parallel num_threads(threads)
-    {
-      int thread = 0;
-#ifdef _OPENMP
-      thread = omp_get_thread_num();
-#endif
-      work(thread);
-    }
-  }
-  if (error) std::rethrow_exception(error);
-}
 
 template <class State>
 class SalsoRun {
@@ -521,21 +388,23 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   std::vector<decltype(make_state())> states;
   for (int t = 0; t < threads; ++t) states.push_back(make_state());
   using State = std::remove_reference_t<decltype(*states[0])>;
-  bool nested = false;  // whether runs use threads inside (see below)
+  bool nested = false;  // whether runs open parallel regions inside (see below)
+  Helping helping;
   if constexpr (has_set_threads<State>::value) {
-    // A parallel region per item pays off only when an item's pass is long: chosen
-    // automatically for H x max_clusters >= kInnerWork, else one thread.
+    // By default threads help each other's runs (see Crew): a thread with no run left, or
+    // with none to start with when there are fewer runs than n_jobs, serves the loops of the
+    // runs still going. inner_threads > 1 instead opens a parallel region of that many threads
+    // per loop in every run; 1 keeps every run on its own thread.
     int inner = opts.inner_threads;
     if (inner <= 0) {
-      const auto& first = *states[0];
-      const bool long_pass = static_cast<double>(first.draws()) * first.max_clusters() >= kInnerWork;
-      inner = long_pass ? std::max(1, opts.n_jobs / threads) : 1;
+      helping.on = true;
+      helping.extra = std::max(1, opts.n_jobs) - threads;
+      inner = 1;
     }
     inner = usable_threads(inner);
     for (auto& s : states) s->set_threads(inner);
     nested = inner > 1;
   }
-  (void)nested;
 
   // Only finished runs are recorded, and only the best run's labels are kept.
   std::mutex record_mutex;
@@ -585,7 +454,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
       }
     } restore{levels, raise};
 #endif
-    for_each_run(threads, opts.n_runs, control, run_one);
+    for_each_run(threads, opts.n_runs, control, run_one, helping);
   }
   out.interrupted = control.interrupted();
   out.budget_exhausted = budget_hit;

@@ -1,16 +1,20 @@
 // Thread plumbing shared by the engine's parallel loops: a thread count that is safe after
 // fork(), an interrupt flag that only the calling thread polls (it may touch the Python
-// interpreter), and a parallel loop that keeps exceptions inside the parallel region.
+// interpreter), a parallel loop that keeps exceptions inside the parallel region, and the
+// crew through which a search's idle threads help the runs still going.
 #pragma once
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -119,5 +123,213 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
   if (error) std::rethrow_exception(error);
   return threads;
 }
+
+// The threads of one search lending themselves to each other (issue 15). A thread with no run
+// left serves the loops that the runs still going share through the crew (share), so that a
+// 16-run search on two threads does not end with one thread idle while the other finishes the
+// last run: wall time approaches the total work divided by the threads. Each thread shares at
+// most one loop at a time, posted in its own slot; idle threads take blocks of it from the
+// slot's counter. Idle threads spin briefly between loops (a run posts its next loop within
+// microseconds) and then sleep, so the search never runs more threads than it was given.
+// What a loop computes must not depend on how its blocks are spread (the callers' bodies write
+// disjoint outputs, reduced afterwards in a fixed order).
+class Crew {
+ public:
+  // A crew of `threads` threads, each of which calls serve once it has no run (left).
+  explicit Crew(int threads) : running_(threads) {
+    for (int t = 0; t < threads; ++t) slots_.push_back(std::make_unique<Slot>());
+  }
+  Crew(const Crew&) = delete;
+  Crew& operator=(const Crew&) = delete;
+
+  // Where the calling thread sits: the crew of the search whose run it is executing, and its
+  // slot (set by Seat for the length of the run; {nullptr, -1} elsewhere).
+  struct Place {
+    Crew* crew = nullptr;
+    int slot = -1;
+  };
+  static Place& here() {
+    thread_local Place place;
+    return place;
+  }
+  class Seat {
+   public:
+    Seat(Crew* crew, int slot) : saved_(here()) { here() = {crew, slot}; }
+    ~Seat() { here() = saved_; }
+    Seat(const Seat&) = delete;
+    Seat& operator=(const Seat&) = delete;
+
+   private:
+    Place saved_;
+  };
+
+  // f(i) for i in [0, count) shared through the crew of the calling thread's search, if it
+  // has one and some thread is idle; returns the threads that took part, or 0 when it was
+  // not shared (the caller runs the loop). Passes under about 1,024 draws of table rows take
+  // less time than handing blocks to another core: callers do not share them.
+  template <class F>
+  static int share_here(std::int64_t count, const F& f) {
+    const Place& place = here();
+    if (!place.crew || count < 2 || !place.crew->has_helpers()) return 0;
+    return place.crew->share(place.slot, count, [&f](std::int64_t lo, std::int64_t hi) {
+      F local = f;  // a private copy, as the callers' inline loops use
+      for (std::int64_t i = lo; i < hi; ++i) local(i);
+    });
+  }
+
+  // Whether some thread is idle, ready to help (relaxed: a helper that turns idle just after
+  // misses one loop).
+  bool has_helpers() const { return idle_.load(std::memory_order_relaxed) > 0; }
+
+  // body(lo, hi) over blocks of [0, count) by the calling thread (seated in slot `me`) and
+  // whichever idle threads join; returns the threads that ran at least one block. An
+  // exception from a block is rethrown here once no thread is inside the loop any more.
+  template <class Body>
+  int share(int me, std::int64_t count, const Body& body) {
+    Slot& s = *slots_[static_cast<std::size_t>(me)];
+    s.count = count;
+    // About eight blocks per thread: helpers that join late still find work.
+    s.grain = std::max<std::int64_t>(1, count / (8 * static_cast<std::int64_t>(slots_.size())));
+    s.body = &body;
+    s.call = [](const void* b, std::int64_t lo, std::int64_t hi) { (*static_cast<const Body*>(b))(lo, hi); };
+    s.next.store(0, std::memory_order_relaxed);
+    s.joined.store(1, std::memory_order_relaxed);
+    s.failed.store(false, std::memory_order_relaxed);
+    s.error = nullptr;
+    s.open.store(true);  // seq_cst, against sleepers_ (see serve)
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      wake_.notify_all();
+    }
+    work(s, false);
+    // Closed, then no helper is left inside once `users` is 0 (a helper counts itself in
+    // before it looks at `open`), and the slot may be reused or the body destroyed.
+    s.open.store(false);
+    while (s.users.load() != 0) std::this_thread::yield();
+    if (s.error) std::rethrow_exception(s.error);
+    return s.joined.load(std::memory_order_relaxed);
+  }
+
+  // The calling thread (slot `me`) has no run left: helps the others' loops until no thread
+  // has a run left. `idle_poll` is called every few milliseconds meanwhile (the calling
+  // thread answers Ctrl-C and reports progress there).
+  template <class Poll>
+  void serve(int me, Poll&& idle_poll) {
+    idle_.fetch_add(1);
+    if (running_.fetch_sub(1) == 1) wake_all();  // the last run ended: release the helpers
+    using Clock = std::chrono::steady_clock;
+    auto last_work = Clock::now(), last_poll = last_work;
+    std::uint32_t spins = 0;
+    for (;;) {
+      bool worked = false;
+      for (std::size_t k = 0; k < slots_.size(); ++k)
+        if (static_cast<int>(k) != me && slots_[k]->open.load(std::memory_order_relaxed)) worked |= help(*slots_[k]);
+      if (!worked && running_.load() == 0) break;
+      if (!worked && ++spins % 64 != 0) {
+        pause();
+        continue;
+      }
+      spins = 0;
+      const auto now = Clock::now();
+      if (now - last_poll >= kPoll) {
+        idle_poll();
+        last_poll = now;
+      }
+      if (worked) {
+        last_work = now;
+        continue;
+      }
+      if (now - last_work < kSpin) continue;
+      // Nothing to do for a while: sleep until a loop is posted or the last run ends (or
+      // kPoll at most, to poll).
+      bool woken = true;
+      sleepers_.fetch_add(1);  // seq_cst, against open (see share)
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (!any_open(me) && running_.load() != 0)
+          woken = wake_.wait_for(lock, kPoll) == std::cv_status::no_timeout;
+      }
+      sleepers_.fetch_sub(1);
+      // Woken by a loop: the run that posted it posts the next soon, spin for it again.
+      if (woken) last_work = Clock::now();
+    }
+    idle_.fetch_sub(1);
+  }
+
+ private:
+  // How long an idle thread spins for the next loop before it sleeps, and how often it polls.
+  static constexpr std::chrono::microseconds kSpin{200};
+  static constexpr std::chrono::milliseconds kPoll{5};
+
+  struct alignas(64) Slot {
+    std::atomic<bool> open{false};
+    std::atomic<int> users{0};  // helpers inside (or about to look at) this loop
+    std::atomic<std::int64_t> next{0};
+    std::atomic<int> joined{1};
+    std::atomic<bool> failed{false};
+    std::int64_t count = 0, grain = 1;
+    const void* body = nullptr;
+    void (*call)(const void*, std::int64_t, std::int64_t) = nullptr;
+    std::exception_ptr error;
+    std::mutex error_mutex;
+  };
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+
+  // Takes blocks of the loop in `s` until none is left; a helper counts itself in `joined`
+  // at its first block.
+  void work(Slot& s, bool helper) {
+    bool counted = !helper;
+    for (;;) {
+      if (s.failed.load(std::memory_order_relaxed)) break;
+      const std::int64_t lo = s.next.fetch_add(1) * s.grain;
+      if (lo >= s.count) break;
+      if (!counted) {
+        s.joined.fetch_add(1, std::memory_order_relaxed);
+        counted = true;
+      }
+      try {
+        s.call(s.body, lo, std::min(s.count, lo + s.grain));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(s.error_mutex);
+        if (!s.error) s.error = std::current_exception();
+        s.failed.store(true);
+      }
+    }
+  }
+
+  // Joins the loop in `s` if it is still open; returns whether it was.
+  bool help(Slot& s) {
+    s.users.fetch_add(1);  // seq_cst, before looking at open (see share)
+    const bool open = s.open.load();
+    if (open) work(s, true);
+    s.users.fetch_sub(1);
+    return open;
+  }
+
+  bool any_open(int me) const {
+    for (std::size_t k = 0; k < slots_.size(); ++k)
+      if (static_cast<int>(k) != me && slots_[k]->open.load()) return true;
+    return false;
+  }
+
+  void wake_all() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_.notify_all();
+  }
+
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::atomic<int> running_;  // threads not yet serving: they may still share loops
+  std::atomic<int> idle_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
 
 }  // namespace salsox

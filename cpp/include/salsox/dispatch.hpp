@@ -1,0 +1,188 @@
+// How a search's runs are spread over threads: the stop control shared by the threads (Ctrl-C,
+// progress, polled on the calling thread only) and the run dispatcher, whose threads with no
+// run left help the runs still going (see Crew). Used by the SALSO search and by CHIPS.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "threads.hpp"
+
+namespace salsox {
+
+// Thrown inside a run when the search must stop (Ctrl-C); never escapes run_salso.
+struct SearchAborted {};
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// How far a search is, as reported to the monitor.
+struct Progress {
+  std::int64_t runs_done = 0;
+  std::int64_t runs_total = 0;
+  double best_loss = std::numeric_limits<double>::infinity();  // of the finished runs
+  double seconds = 0.0;
+};
+
+// Called from the calling thread only (it may touch the Python interpreter); returns true to
+// stop the search (Ctrl-C, or a progress callback that failed).
+using Monitor = std::function<bool(const Progress&)>;
+
+// Shared between the threads of one search: stop flag, the finished-run tally, and the monitor
+// poll, which only the calling thread may run (it is the one Python delivers signals to). The
+// calling thread polls between items of its own runs and, once it has no runs left, while it
+// waits for the other threads (see run_salso), so Ctrl-C and progress are answered throughout.
+class StopControl {
+ public:
+  StopControl(Monitor monitor, std::int64_t runs_total)
+      : monitor_(std::move(monitor)), runs_total_(runs_total) {}
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
+  void stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool interrupted() const { return interrupted_; }
+  // A run finished with this loss (called under the search's record lock).
+  void record(double loss) {
+    if (loss < best_.load(std::memory_order_relaxed)) best_.store(loss, std::memory_order_relaxed);
+    done_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Progress progress() const {
+    Progress p;
+    p.runs_done = done_.load(std::memory_order_relaxed);
+    p.runs_total = runs_total_;
+    p.best_loss = best_.load(std::memory_order_relaxed);
+    p.seconds = seconds_since(t0_);
+    return p;
+  }
+  // Cheap; call often. Polls the monitor at most every 50 ms, on the calling thread only;
+  // throws SearchAborted once the search must stop.
+  void poll() {
+    if (stopped()) throw SearchAborted{};
+    if (!monitor_ || ++tick_ % 16 != 0 || std::this_thread::get_id() != caller_) return;
+    if (check_monitor()) throw SearchAborted{};
+  }
+  // The calling thread, idle while other threads finish their runs: polls without throwing.
+  void poll_idle() {
+    if (!stopped() && monitor_ && std::this_thread::get_id() == caller_) check_monitor();
+  }
+
+ private:
+  Monitor monitor_;
+  std::int64_t runs_total_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> done_{0};
+  std::atomic<double> best_{std::numeric_limits<double>::infinity()};
+  bool interrupted_ = false;
+  std::uint64_t tick_ = 0;
+  const std::thread::id caller_ = std::this_thread::get_id();
+  const Clock::time_point t0_ = Clock::now();
+  Clock::time_point last_ = Clock::now();
+
+  // Calls the monitor if 50 ms have passed since the last call ended; returns whether the
+  // search must stop.
+  bool check_monitor() {
+    if (Clock::now() - last_ < std::chrono::milliseconds(50)) return stopped();
+    const bool stop_now = monitor_(progress());
+    last_ = Clock::now();
+    if (stop_now) {
+      interrupted_ = true;
+      stop();
+    }
+    return stopped();
+  }
+};
+
+// Whether the threads of a search help each other (see Crew): threads with no run left then
+// serve the loops of the runs still going, and `extra` threads beyond the runners start with
+// no run at all (a search with fewer runs than threads).
+struct Helping {
+  bool on = false;
+  int extra = 0;
+};
+
+// Hands runs 0..n_runs-1 out one at a time, from a shared counter, to `threads` threads (no
+// parallel region for one thread, see usable_threads), so that Ctrl-C or a time budget stops
+// handing them out at once. run_one(r, thread) does run r and returns false to stop handing
+// out runs. A SearchAborted ends the thread's runs; any other exception stops the search and
+// is rethrown here, after the parallel region. The calling thread, once it has no runs left,
+// keeps answering Ctrl-C and reporting progress until the other threads finish theirs; with
+// `helping` on, every thread with no run left helps the others' runs meanwhile (a run finds
+// the crew through Crew::here()).
+template <class RunOne>
+void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne&& run_one,
+                  Helping helping = {}) {
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::atomic<std::int64_t> next_run{0};
+  int runners = threads;  // threads 0..runners-1 take runs (set once the team is known)
+  std::atomic<int> active{threads};
+  std::unique_ptr<Crew> crew;
+  // Counters and crew are sized by the team the runtime really gave (it may give fewer
+  // threads than asked for): a thread counted that never comes would be waited for forever.
+  auto start = [&](int team) {
+    runners = std::min(threads, team);
+    active.store(runners);
+    if (helping.on && team > 1) crew = std::make_unique<Crew>(team);
+  };
+  auto work = [&](int thread) {
+    const Crew::Seat seat(crew.get(), thread);
+    for (;;) {
+      if (thread >= runners || control.stopped()) break;
+      const std::int64_t r = next_run.fetch_add(1);
+      if (r >= n_runs) break;
+      try {
+        if (!run_one(r, thread)) break;
+      } catch (const SearchAborted&) {
+        break;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        control.stop();
+        break;
+      }
+    }
+    if (crew) {
+      crew->serve(thread, [&] {
+        if (thread == 0) control.poll_idle();
+      });
+      return;
+    }
+    active.fetch_sub(1);
+    if (thread == 0)
+      while (active.load() > 0) {
+        control.poll_idle();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+  };
+  const int total = helping.on ? usable_threads(threads + helping.extra) : threads;
+  if (total == 1) {
+    start(1);
+    work(0);
+  } else {
+#pragma omp parallel num_threads(total)
+    {
+      int thread = 0, team = 1;
+#ifdef _OPENMP
+      thread = omp_get_thread_num();
+      team = omp_get_num_threads();
+#endif
+#pragma omp single
+      start(team);
+      work(thread);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace salsox
