@@ -23,7 +23,9 @@
 #endif
 
 #include "count_loss.hpp"
+#include "count_types.hpp"
 #include "draws.hpp"
+#include "simd.hpp"
 
 // The per-draw bodies of the scores are lambdas called once per draw; compilers that would
 // otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
@@ -35,34 +37,12 @@
 
 namespace salsox {
 
-// Index of the lowest set bit of a nonzero word.
-inline int ctz64(std::uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_ctzll(x);
-#else
-  int k = 0;
-  while (!(x & 1)) {
-    x >>= 1;
-    ++k;
-  }
-  return k;
-#endif
-}
-
-// Calls f(Count{}) with the narrowest count type that holds counts up to n.
-template <class F>
-decltype(auto) with_count_type(std::int64_t n, F&& f) {
-  if (n <= std::numeric_limits<std::uint8_t>::max()) return f(std::uint8_t{});
-  if (n <= std::numeric_limits<std::uint16_t>::max()) return f(std::uint16_t{});
-  return f(std::int32_t{});
-}
-
 template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters)
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
-        stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))) {
+        stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(simd_path(false)) {
     constexpr std::size_t line = kCacheLine / sizeof(Count);
     // One line for the alignment below, one so that word reads past a short last row stay inside.
     cnt_store_.assign(static_cast<std::size_t>(d_.rows * stride_) + 2 * line, 0);
@@ -70,13 +50,13 @@ class CountTableState {
     cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
     est_.assign(d_.n, -1);
     size_.assign(kd_ + 1, 0);
-    acc_.assign(kd_ + 1, 0.0);
+    acc_.assign(kd_ + 1 + kSimdPad, 0.0);
     acc_int_.assign(kd_ + 1, 0);
-    e_new_.assign(kd_ + 1, 0.0);
-    e_norm_.assign(kd_ + 1, 0.0);
-    e_x_.assign(kd_ + 1, 0.0);
-    he_.assign(kd_ + 1, 0.0);
-    inv_he_.assign(kd_ + 1, 0.0);
+    e_new_.assign(kd_ + 1 + kSimdPad, 0.0);
+    e_norm_.assign(kd_ + 1 + kSimdPad, 0.0);
+    e_x_.assign(kd_ + 1 + kSimdPad, 0.0);
+    he_.assign(kd_ + 1 + kSimdPad, 0.0);
+    inv_he_.assign(kd_ + 1 + kSimdPad, 0.0);
     sorted_he_.assign(kd_ + 1, 0.0);
     order_.assign(kd_ + 1, 0);
     nz_.assign(kd_ + 1, 0);
@@ -114,6 +94,7 @@ class CountTableState {
   std::int64_t n() const { return d_.n; }
   std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return kd_; }
+  SimdPath simd() const { return simd_; }  // the path of the omARI and entropy scores
   std::int32_t slots() const { return q_; }
   std::int64_t allocated() const { return m_; }
   std::int64_t size(std::int32_t k) const { return size_[k]; }
@@ -404,10 +385,7 @@ class CountTableState {
       case LossKind::Binder: score_binder(i, out); break;
       case LossKind::VI:
       case LossKind::Tabulated: score_additive(i, out); break;
-      case LossKind::OMARI: score_omari(i, out); break;
-      case LossKind::NVI: score_nvi(i, out); break;
-      case LossKind::ID: score_id(i, out); break;
-      case LossKind::NID: score_nid(i, out); break;
+      default: score_simd(i, out); break;  // omARI and the entropy losses (scores_dispatch.hpp)
     }
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
@@ -419,15 +397,32 @@ class CountTableState {
   const double* cell_sums(std::int64_t i);
   template <bool kMove>
   void cell_sums_impl(std::int64_t i);
-  void score_omari(std::int64_t i, double* out);
+  // Path P's kernels are inlined into one function per path, compiled for its instruction set.
+  void score_simd(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_on(std::int64_t i, double* out);
+  void score_baseline(std::int64_t i, double* out);
+#if SALSOX_SIMD_X86
+  SALSOX_TARGET_AVX2 void score_avx2(std::int64_t i, double* out);
+  SALSOX_TARGET_AVX512 void score_avx512(std::int64_t i, double* out);
+#endif
+  template <SimdPath P>
+  static std::int32_t padded_slots(std::int32_t s) {
+    return P == SimdPath::Baseline ? s : (s + simd_width(P) - 1) / simd_width(P) * simd_width(P);
+  }
+  template <SimdPath P>
+  SALSOX_INLINE void score_omari(std::int64_t i, double* out);
   struct EntropyScale;
   void slot_entropies(const EntropyScale& ent);
   void sort_slots();
-  std::int32_t bucket(double hr) const;
-  void score_nvi(std::int64_t i, double* out);
-  void score_id(std::int64_t i, double* out);
+  SALSOX_INLINE std::int32_t bucket(double hr) const;
+  template <SimdPath P>
+  SALSOX_INLINE void score_nvi(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_id(std::int64_t i, double* out);
   void draw_entropies(const EntropyScale& ent);
-  void score_nid(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_nid(std::int64_t i, double* out);
 
   // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
   // slot k. Most cells of item i's row are 0, and g(1) = g(0) for every built-in loss, so in a
@@ -439,7 +434,7 @@ class CountTableState {
   // them, at unpredictable places: up to 64 slots they are found as a bit mask, 8-bit counts
   // eight at a time, so that only they are visited.
   template <class F>
-  static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f) {
+  SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f) {
     if (q > 64) {
       std::int32_t m = 0;
       for (std::int32_t k = 0; k < q; ++k) {
@@ -476,7 +471,7 @@ class CountTableState {
   // slots, of which cell `dec` (the slot item i is virtually removed from, or -1) is to be read
   // one lower: cell k holds row[k] - (k == dec).
   template <class F>
-  void for_each_draw(std::int64_t i, F f) const {
+  SALSOX_INLINE void for_each_draw(std::int64_t i, F f) const {
     const Label* lab = d_.item(i);
     const std::int32_t dec = old_;
     if (dec < 0) {
@@ -538,6 +533,7 @@ class CountTableState {
   // Row r holds the counts of draw cluster r in slots 0..kd_-1 and, for non-additive losses,
   // the number of its items allocated so far at index kd_.
   std::int64_t stride_;
+  SimdPath simd_;
   std::vector<Count> cnt_store_;
   Count* cnt_ = nullptr;  // line-aligned start of the rows within cnt_store_
   std::vector<std::int32_t> est_;
@@ -592,3 +588,4 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
 #include "scores_binder_vi.hpp"
 #include "scores_entropy.hpp"
 #include "scores_omari.hpp"
+#include "scores_dispatch.hpp"
