@@ -46,26 +46,22 @@ inline std::int32_t CountTableState<Label, Count>::bucket(double hr) const {
 }
 
 // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
-// sum(2 - Hr/Hj) - He_k sum(1/Hj). The baseline path corrects the few nonzero cells one by one
-// (for_each_nonzero); the wide paths evaluate every slot as a SIMD lane and keep the
-// correction of the nonzero cells only (adding an exact 0 elsewhere leaves the sums' bits).
+// sum(2 - Hr/Hj) - He_k sum(1/Hj), and the few nonzero cells are corrected one by one. (Every
+// slot as a SIMD lane, with the nonzero cells' corrections kept by a mask, gives the same bits
+// but was twice as slow with AVX2 on AMD Zen 3: a division per slot instead of per nonzero
+// cell, after a scalar gather per slot.)
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
   const EntropyScale ent(static_cast<double>(ms_));
   slot_entropies(ent);
-  const std::int32_t lanes = padded_slots<P>(q_);
-  std::fill(acc_.begin(), acc_.begin() + lanes, 0.0);
+  std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
   const double* dc = dcell_.data();
   double s_const = 0.0, s_inv = 0.0;
   double* acc = acc_.data();
   const double* he = he_.data();
   std::int32_t* nz = nz_.data();
   const std::int32_t q = q_;
-  double* xj = e_x_.data();     // per lane: the joint sum with the item in that cell
-  double* xn = e_norm_.data();  // per lane: the cell's count (0: a zero cell, no correction)
-  std::fill(xj, xj + lanes, 0.0);
-  std::fill(xn, xn + lanes, 0.0);
   for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
     const double hr = ent(Dn), hj = ent(J);
     const bool live = hj > ent.tiny;
@@ -73,22 +69,10 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
     const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
     s_const += zero_const;
     s_inv += inv;
-    if constexpr (P == SimdPath::Baseline) {
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        const int x = row[k] - (k == dec);
-        acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
-      });
-    } else {
-      for (std::int32_t k = 0; k < q; ++k) {
-        const int x = row[k] - (k == dec);
-        xn[k] = x;
-        xj[k] = J + dc[x];
-      }
-      for (std::int32_t k = 0; k < lanes; ++k) {
-        const double c = CountLoss::nvi_of(hr, he[k], ent(xj[k]), ent.tiny) - (zero_const - he[k] * inv);
-        acc[k] += xn[k] != 0.0 ? c : 0.0;
-      }
-    }
+    for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+      const int x = row[k] - (k == dec);
+      acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
+    });
   });
   for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
   out[q_] = s_const - he_[q_] * s_inv;
@@ -117,7 +101,7 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
     cells = cell_sums(i);
   } else {
     // An unallocated item joins its draw clusters, so Hr depends on it: one pass buckets the
-    // draws and sums the cells (slot-lane loops on the wide paths, in the same order per slot).
+    // draws and sums the cells.
     std::fill(bucket_n_.begin(), bucket_n_.begin() + q + 2, 0);
     std::fill(bucket_a_.begin(), bucket_a_.begin() + q + 2, 0.0);
     std::fill(acc_.begin(), acc_.begin() + q + 1, 0.0);
@@ -193,7 +177,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   slot_entropies(ent);
   sort_slots();
   for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
-  std::fill(acc_.begin(), acc_.begin() + std::max(q_ + 1, padded_slots<P>(q_)), 0.0);
+  std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
   std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
   std::fill(bucket_b_.begin(), bucket_b_.begin() + q_ + 2, 0.0);
   std::fill(bucket_c_.begin(), bucket_c_.begin() + q_ + 2, 0.0);
@@ -210,30 +194,6 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
     acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
   };
-  // The same for every nonzero cell of a row: one by one on the baseline path, every slot as
-  // a SIMD lane on the wide ones (an exact 0 added to the zero cells).
-  const std::int32_t lanes = padded_slots<P>(q);
-  double* xd = e_x_.data();     // per lane: dcell of the cell's count
-  double* xn = e_norm_.data();  // per lane: the cell's count
-  std::fill(xd, xd + lanes, 0.0);
-  std::fill(xn, xn + lanes, 0.0);
-  auto cells = [&](const Count* row, std::int32_t dec, double hr, double inv_hr) SALSOX_INLINE {
-    if constexpr (P == SimdPath::Baseline) {
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        cell(k, row[k] - (k == dec), hr, inv_hr);
-      });
-    } else {
-      for (std::int32_t k = 0; k < q; ++k) {
-        const int x = row[k] - (k == dec);
-        xn[k] = x;
-        xd[k] = dc[x];
-      }
-      for (std::int32_t k = 0; k < lanes; ++k) {
-        const double c = (hr > he[k] ? inv_hr : inv_he[k]) * xd[k];
-        acc[k] += xn[k] != 0.0 ? c : 0.0;
-      }
-    }
-  };
   if (old_ >= 0) {
     // A scan: every Hr is fixed by the state (draw_entropies), and the draws of a bucket are
     // a run of the draws sorted by Hr. The pass records each draw's Hj at its rank; the
@@ -249,7 +209,10 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     for (std::int64_t h = d_.H - 1; h >= 0; --h) {
       const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
       hj_at[rank[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
-      cells(row, dec, hr_of[h], inv_hr_of[h]);
+      const double hr = hr_of[h], inv_hr = inv_hr_of[h];
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        cell(k, row[k] - (k == dec), hr, inv_hr);
+      });
     }
     std::int64_t r = 0;
     for (std::int32_t b = 0; b <= q + 1; ++b) {
@@ -274,7 +237,9 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
       bucket_a_[b] += hj - hr;
       bucket_b_[b] += hj * inv_hr;
       bucket_c_[b] += inv_hr;
-      cells(row, dec, hr, inv_hr);
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        cell(k, row[k] - (k == dec), hr, inv_hr);
+      });
     });
   }
   // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
