@@ -132,7 +132,7 @@ class CountTableState {
   void rebuild(const std::vector<std::int32_t>& labels) {
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
-    grow(q_);
+    set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
     for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
   }
 
