@@ -221,6 +221,7 @@ PYBIND11_MODULE(_core, m) {
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
+        simd_path();  // a SALSOX_SIMD it cannot honour is a ValueError here, not a silent fallback
         return PreparedSearch{draws.n(), [&draws, &loss, max_clusters](const SearchOptions& opts, Monitor monitor) {
                                 return draws.visit([&](auto v) {
                                   using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
@@ -280,6 +281,14 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("forked_child", [] { return g_forked_child.load(); },
         "Whether this is a child forked after the engine used threads (it then uses one).");
+  m.def("simd_path", [] { return std::string(simd_name(simd_path())); },
+        "The instruction set the omARI and entropy scores use now: SALSOX_SIMD if set (ValueError when\n"
+        "the CPU cannot run it), else the widest this CPU supports (baseline, avx2 or avx512).");
+  m.def("simd_paths", [] {
+    std::vector<std::string> out;
+    for (SimdPath p : salsox::simd_paths()) out.emplace_back(simd_name(p));
+    return out;
+  }, "The instruction sets this CPU and build can run, narrowest first.");
   m.def("has_openmp", [] {
 #ifdef _OPENMP
     return true;

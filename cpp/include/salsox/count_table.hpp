@@ -23,8 +23,10 @@
 #endif
 
 #include "count_loss.hpp"
+#include "count_types.hpp"
 #include "draws.hpp"
 #include "threads.hpp"
+#include "simd.hpp"
 
 // The per-draw bodies of the scores are lambdas called once per draw; compilers that would
 // otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
@@ -36,48 +38,28 @@
 
 namespace salsox {
 
-// Index of the lowest set bit of a nonzero word.
-inline int ctz64(std::uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_ctzll(x);
-#else
-  int k = 0;
-  while (!(x & 1)) {
-    x >>= 1;
-    ++k;
-  }
-  return k;
-#endif
-}
-
-// Calls f(Count{}) with the narrowest count type that holds counts up to n.
-template <class F>
-decltype(auto) with_count_type(std::int64_t n, F&& f) {
-  if (n <= std::numeric_limits<std::uint8_t>::max()) return f(std::uint8_t{});
-  if (n <= std::numeric_limits<std::uint16_t>::max()) return f(std::uint16_t{});
-  return f(std::int32_t{});
-}
-
 template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters)
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
-        stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))) {
+        full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(simd_path(false)) {
     constexpr std::size_t line = kCacheLine / sizeof(Count);
-    // One line for the alignment below, one so that word reads past a short last row stay inside.
-    cnt_store_.assign(static_cast<std::size_t>(d_.rows * stride_) + 2 * line, 0);
+    // Room for the widest layout (all max_clusters slots; see grow), one line for the alignment
+    // below, one so that word reads past a short last row stay inside.
+    cnt_store_.assign(static_cast<std::size_t>(d_.rows * full_stride_) + 2 * line, 0);
+    set_layout(kFirstSlots);
     const auto misalign = reinterpret_cast<std::uintptr_t>(cnt_store_.data()) % kCacheLine;
     cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
     est_.assign(d_.n, -1);
     size_.assign(kd_ + 1, 0);
-    acc_.assign(kd_ + 1, 0.0);
+    acc_.assign(kd_ + 1 + kSimdPad, 0.0);
     acc_int_.assign(kd_ + 1, 0);
-    e_new_.assign(kd_ + 1, 0.0);
-    e_norm_.assign(kd_ + 1, 0.0);
-    e_x_.assign(kd_ + 1, 0.0);
-    he_.assign(kd_ + 1, 0.0);
-    inv_he_.assign(kd_ + 1, 0.0);
+    e_new_.assign(kd_ + 1 + kSimdPad, 0.0);
+    e_norm_.assign(kd_ + 1 + kSimdPad, 0.0);
+    e_x_.assign(kd_ + 1 + kSimdPad, 0.0);
+    he_.assign(kd_ + 1 + kSimdPad, 0.0);
+    inv_he_.assign(kd_ + 1 + kSimdPad, 0.0);
     sorted_he_.assign(kd_ + 1, 0.0);
     order_.assign(kd_ + 1, 0);
     nz_.assign(kd_ + 1, 0);
@@ -115,6 +97,7 @@ class CountTableState {
   std::int64_t n() const { return d_.n; }
   std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return kd_; }
+  SimdPath simd() const { return simd_; }  // the path of the omARI and entropy scores
   std::int32_t slots() const { return q_; }
   std::int64_t allocated() const { return m_; }
   std::int64_t size(std::int32_t k) const { return size_[k]; }
@@ -134,6 +117,7 @@ class CountTableState {
   void clear() {
     hr_valid_ = false;
     std::fill(cnt_store_.begin(), cnt_store_.end(), 0);
+    set_layout(kFirstSlots);
     std::fill(est_.begin(), est_.end(), -1);
     std::fill(size_.begin(), size_.end(), 0);
     if (track_stats_) {
@@ -149,11 +133,13 @@ class CountTableState {
   void rebuild(const std::vector<std::int32_t>& labels) {
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
+    set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
     for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
   }
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
+    grow(k + 1);
     shift_item<true>(i, k);
     if (track_stats_) E_ += dest_[size_[k]];
     if (k == q_) ++q_;
@@ -195,6 +181,7 @@ class CountTableState {
   void move(std::int64_t i, std::int32_t k) {
     const std::int32_t old = est_[i];
     if (k == old) return;
+    grow(k + 1);
     const Label* lab = d_.item(i);
     const std::int64_t* base = d_.base;
     const std::int64_t stride = stride_;
@@ -233,7 +220,7 @@ class CountTableState {
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
     if (track_stats_) {
-      const std::int32_t kd = kd_;
+      const std::int32_t kd = cap_;  // the allocated-items column
       double* D = D_.data();
       double* J = J_.data();
       const double* ddraw = ddraw_.data();
@@ -268,8 +255,8 @@ class CountTableState {
         if (x == 0) continue;
         row[k] = 0;
         if (track_stats_) {
-          const Count s = row[kd_];
-          row[kd_] = static_cast<Count>(s - x);
+          const Count s = row[cap_];
+          row[cap_] = static_cast<Count>(s - x);
           dD += loss_.g_draw[s - x] - loss_.g_draw[s];
           dJ += loss_.g_cell[0] - loss_.g_cell[x];
         }
@@ -290,7 +277,9 @@ class CountTableState {
   // undoing a change by restoring a snapshot beat item-by-item moves: each item costs one random
   // row per draw, the table pass costs every row once.
   bool prefers_table_pass(std::int64_t members) const {
-    return static_cast<double>(d_.rows) * static_cast<double>(stride_) * sizeof(Count) <=
+    // (With the widest layout's stride, whatever the layout now, so that the choice, and with it
+    // the rounding of the running sums, is the same as when the tables were always that wide.)
+    return static_cast<double>(d_.rows) * static_cast<double>(full_stride_) * sizeof(Count) <=
            8.0 * static_cast<double>(members) * static_cast<double>(d_.H) * kCacheLine;
   }
 
@@ -298,6 +287,8 @@ class CountTableState {
   void snapshot() {
     const std::size_t used = static_cast<std::size_t>(d_.rows * stride_);
     snap_cnt_.assign(cnt_, cnt_ + used);
+    snap_stride_ = stride_;
+    snap_cap_ = cap_;
     snap_est_ = est_;
     snap_size_ = size_;
     snap_D_ = D_;
@@ -309,6 +300,8 @@ class CountTableState {
   void restore() {
     hr_valid_ = false;
     std::copy(snap_cnt_.begin(), snap_cnt_.end(), cnt_);
+    stride_ = snap_stride_;
+    cap_ = snap_cap_;
     est_ = snap_est_;
     size_ = snap_size_;
     D_ = snap_D_;
@@ -389,7 +382,7 @@ class CountTableState {
     J = 0.0;
     for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
       const Count* row = cnt_ + r * stride_;
-      D += loss_.g_draw[row[kd_]] - g_draw0;
+      D += loss_.g_draw[row[cap_]] - g_draw0;
       for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
     }
   }
@@ -405,10 +398,7 @@ class CountTableState {
       case LossKind::Binder: score_binder(i, out); break;
       case LossKind::VI:
       case LossKind::Tabulated: score_additive(i, out); break;
-      case LossKind::OMARI: score_omari(i, out); break;
-      case LossKind::NVI: score_nvi(i, out); break;
-      case LossKind::ID: score_id(i, out); break;
-      case LossKind::NID: score_nid(i, out); break;
+      default: score_simd(i, out); break;  // omARI and the entropy losses (scores_dispatch.hpp)
     }
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
@@ -420,15 +410,32 @@ class CountTableState {
   const double* cell_sums(std::int64_t i);
   template <bool kMove>
   void cell_sums_impl(std::int64_t i);
-  void score_omari(std::int64_t i, double* out);
+  // Path P's kernels are inlined into one function per path, compiled for its instruction set.
+  void score_simd(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_on(std::int64_t i, double* out);
+  void score_baseline(std::int64_t i, double* out);
+#if SALSOX_SIMD_X86
+  SALSOX_TARGET_AVX2 void score_avx2(std::int64_t i, double* out);
+  SALSOX_TARGET_AVX512 void score_avx512(std::int64_t i, double* out);
+#endif
+  template <SimdPath P>
+  static std::int32_t padded_slots(std::int32_t s) {
+    return P == SimdPath::Baseline ? s : (s + simd_width(P) - 1) / simd_width(P) * simd_width(P);
+  }
+  template <SimdPath P>
+  SALSOX_INLINE void score_omari(std::int64_t i, double* out);
   struct EntropyScale;
   void slot_entropies(const EntropyScale& ent);
   void sort_slots();
-  std::int32_t bucket(double hr) const;
-  void score_nvi(std::int64_t i, double* out);
-  void score_id(std::int64_t i, double* out);
+  SALSOX_INLINE std::int32_t bucket(double hr) const;
+  template <SimdPath P>
+  SALSOX_INLINE void score_nvi(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_id(std::int64_t i, double* out);
   void draw_entropies(const EntropyScale& ent);
-  void score_nid(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_nid(std::int64_t i, double* out);
 
   // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
   // slot k. Most cells of item i's row are 0, and g(1) = g(0) for every built-in loss, so in a
@@ -436,54 +443,22 @@ class CountTableState {
   // split into per-draw sums, evaluated once per item for all slots, plus a correction for
   // the few nonzero cells (their true value minus their zero-cell value).
 
-  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero. A row has few of
-  // them, at unpredictable places: up to 64 slots they are found as a bit mask, 8-bit counts
-  // eight at a time, so that only they are visited.
+  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero (count_table_rows.hpp).
   template <class F>
-  static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f) {
-    if (q > 64) {
-      std::int32_t m = 0;
-      for (std::int32_t k = 0; k < q; ++k) {
-        nz[m] = k;
-        m += (row[k] - (k == dec)) != 0;
-      }
-      for (std::int32_t t = 0; t < m; ++t) f(nz[t]);
-      return;
-    }
-    std::uint64_t mask = 0;
-    if constexpr (sizeof(Count) == 1) {
-      // Reads whole words: past q they stay inside the row when it has >= 8 bytes, and inside
-      // the table's spare line when rows are shorter.
-      constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
-      for (std::int32_t w = 0; w * 8 < q; ++w) {
-        std::uint64_t x;
-        std::memcpy(&x, row + 8 * w, 8);
-        const std::uint64_t nonzero = (((x & low7) + low7) | x) & high;  // top bit of each nonzero byte
-        mask |= ((nonzero * 0x0002040810204081ULL) >> 56) << (8 * w);   // gathered into 8 bits
-      }
-      if (q < 64) mask &= (std::uint64_t{1} << q) - 1;
-    } else {
-      for (std::int32_t k = 0; k < q; ++k) mask |= static_cast<std::uint64_t>(row[k] != 0) << k;
-    }
-    if (dec >= 0 && row[dec] == 1) mask &= ~(std::uint64_t{1} << dec);
-    while (mask != 0) {
-      f(static_cast<std::int32_t>(ctz64(mask)));
-      mask &= mask - 1;
-    }
-  }
+  SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f);
 
   // Calls f(draw_sum, joint_sum, row, dec) for each draw (last to first): D_h with item i in
   // its draw cluster, J_h without item i, and the counts of item i's draw cluster across the
   // slots, of which cell `dec` (the slot item i is virtually removed from, or -1) is to be read
   // one lower: cell k holds row[k] - (k == dec).
   template <class F>
-  void for_each_draw(std::int64_t i, F f) const {
+  SALSOX_INLINE void for_each_draw(std::int64_t i, F f) const {
     const Label* lab = d_.item(i);
     const std::int32_t dec = old_;
     if (dec < 0) {
       for (std::int64_t h = d_.H - 1; h >= 0; --h) {
         const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
-        f(D_[h] + ddraw_[row[kd_]], J_[h], row, dec);
+        f(D_[h] + ddraw_[row[cap_]], J_[h], row, dec);
       }
       return;
     }
@@ -521,6 +496,12 @@ class CountTableState {
   }
 
   static constexpr std::size_t kCacheLine = 64;
+  static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
+
+  // The row layout (count_table_rows.hpp): set_layout for an empty table, grow to fit slots.
+  void set_layout(std::int32_t slots);
+  void grow(std::int32_t slots);
+
   // Draws per chunk of the additive scores' reductions (see score_additive).
   static constexpr std::int64_t kChunk = 2048;
   std::int64_t n_chunks() const { return (d_.H + kChunk - 1) / kChunk; }
@@ -541,9 +522,12 @@ class CountTableState {
   const CountLoss& loss_;
   std::int32_t kd_;
   bool track_stats_;
-  // Row r holds the counts of draw cluster r in slots 0..kd_-1 and, for non-additive losses,
-  // the number of its items allocated so far at index kd_.
-  std::int64_t stride_;
+  // Row r holds the counts of draw cluster r in slots 0..cap_-1 and, for non-additive losses,
+  // the number of its items allocated so far at index cap_; rows are stride_ apart. The layout
+  // holds the slots in use (see grow), at most full_stride_ (max_clusters slots) wide.
+  std::int64_t full_stride_, stride_ = 0;
+  std::int32_t cap_ = 0;
+  SimdPath simd_;
   std::vector<Count> cnt_store_;
   Count* cnt_ = nullptr;  // line-aligned start of the rows within cnt_store_
   std::vector<std::int32_t> est_;
@@ -580,7 +564,8 @@ class CountTableState {
   std::vector<std::int64_t> snap_size_;
   std::vector<double> snap_D_, snap_J_;
   double snap_E_ = 0.0;
-  std::int32_t snap_q_ = 0;
+  std::int32_t snap_q_ = 0, snap_cap_ = 0;
+  std::int64_t snap_stride_ = 0;
   std::int64_t snap_m_ = 0;
 };
 
@@ -595,6 +580,8 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
 }  // namespace salsox
 
 // The scoring member functions (declared above), one header per loss family.
+#include "count_table_rows.hpp"
 #include "scores_binder_vi.hpp"
 #include "scores_entropy.hpp"
 #include "scores_omari.hpp"
+#include "scores_dispatch.hpp"

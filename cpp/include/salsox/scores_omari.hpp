@@ -11,8 +11,11 @@ namespace salsox {
 
 // omARI has no such split (its denominator mixes draw and slot), so every cell is evaluated
 // densely (cheaper than picking out the nonzero cells), with one division each: with B/N
-// hoisted per slot, the expected index costs a product.
+// hoisted per slot, the expected index costs a product. Each slot is a SIMD lane (simd.hpp):
+// on the wide paths the slots are padded to whole vectors, so that the division loop has no
+// scalar remainder; the padded lanes are computed and dropped.
 template <class Label, class Count>
+template <SimdPath P>
 inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* out) {
   const double m1 = static_cast<double>(ms_);
   const double N = m1 * (m1 - 1) / 2;
@@ -20,29 +23,32 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
     std::fill(out, out + q_ + 1, 0.0);
     return;
   }
+  const std::int32_t slots = q_ + 1;
+  const std::int32_t lanes = padded_slots<P>(slots);
   for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = Es_ + dest_[sz(k)];
   e_new_[q_] = Es_ + dest_[0];
-  for (std::int32_t k = 0; k <= q_; ++k) e_norm_[k] = e_new_[k] / N;
-  std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
+  for (std::int32_t k = slots; k < lanes; ++k) e_new_[k] = e_new_[q_];
+  for (std::int32_t k = 0; k < lanes; ++k) e_norm_[k] = e_new_[k] / N;
+  std::fill(acc_.begin(), acc_.begin() + lanes, 0.0);
   const double* dc = dcell_.data();
   const double* B = e_new_.data();
   const double* BN = e_norm_.data();
   double* acc = acc_.data();
-  const std::int32_t slots = q_ + 1;
   // Branch-free (a zero denominator becomes 1 and its value is masked to 0) so that the slot
   // loop vectorises.
-  auto cell = [](double A, double B, double BN, double X) {
+  auto cell = [](double A, double B, double BN, double X) SALSOX_INLINE {
     const double expected = A * BN;
     const double denom = 0.5 * (A + B) - expected;
     const double zero = static_cast<double>(denom == 0.0);
     return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
   };
   double* Xk = e_x_.data();
+  std::fill(Xk, Xk + lanes, 0.0);
   for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) SALSOX_INLINE {
     // Gathering the joint sums first keeps the division loop free of table lookups.
     for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
     Xk[q_] = X;
-    for (std::int32_t k = 0; k < slots; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
+    for (std::int32_t k = 0; k < lanes; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
   });
   std::copy(acc, acc + slots, out);
 }

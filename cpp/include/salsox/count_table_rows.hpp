@@ -1,0 +1,79 @@
+// Rows of the count tables of CountTableState (count_table.hpp): the layout, sized to the slots
+// in use, and the scan for a row's nonzero cells.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// Sets an empty table's layout to the narrowest stride holding `slots` slots (and the
+// allocated-items column), with as many slots as that stride holds, up to max_clusters.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::set_layout(std::int32_t slots) {
+  const std::int64_t extra = track_stats_ ? 1 : 0;
+  stride_ = row_stride(std::min(slots, kd_) + extra);
+  cap_ = static_cast<std::int32_t>(std::min<std::int64_t>(kd_, stride_ - extra));
+}
+
+// Widens the layout, when slots 0..slots-1 do not fit, to at least twice as many slots, moving
+// the rows in place (last first: a row only moves up). The table is kept as narrow as the
+// clusters in use allow, so that more of it stays in cache; scores do not depend on it.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::grow(std::int32_t slots) {
+  if (slots <= cap_) return;
+  const std::int64_t old_stride = stride_;
+  const std::int32_t old_cap = cap_;
+  set_layout(std::max(slots, 2 * old_cap));
+  std::vector<Count> tmp(static_cast<std::size_t>(old_stride));
+  for (std::int64_t r = d_.rows - 1; r >= 0; --r) {
+    std::copy(cnt_ + r * old_stride, cnt_ + (r + 1) * old_stride, tmp.begin());
+    Count* row = cnt_ + r * stride_;
+    std::fill(row, row + stride_, Count{0});
+    std::copy(tmp.begin(), tmp.begin() + old_cap, row);
+    if (track_stats_) row[cap_] = tmp[old_cap];
+  }
+}
+
+// Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero. A row has few of
+// them, at unpredictable places: up to 64 slots they are found as a bit mask, 8-bit counts
+// eight at a time, so that only they are visited.
+template <class Label, class Count>
+template <class F>
+inline void CountTableState<Label, Count>::for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec,
+                                                            std::int32_t* nz, F f) {
+  if (q > 64) {
+    std::int32_t m = 0;
+    for (std::int32_t k = 0; k < q; ++k) {
+      nz[m] = k;
+      m += (row[k] - (k == dec)) != 0;
+    }
+    for (std::int32_t t = 0; t < m; ++t) f(nz[t]);
+    return;
+  }
+  std::uint64_t mask = 0;
+  if constexpr (sizeof(Count) == 1) {
+    // Reads whole words: past q they stay inside the row when it has >= 8 bytes, and inside
+    // the table (the next rows, or its spare line after the last) when rows are shorter.
+    constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+    for (std::int32_t w = 0; w * 8 < q; ++w) {
+      std::uint64_t x;
+      std::memcpy(&x, row + 8 * w, 8);
+      const std::uint64_t nonzero = (((x & low7) + low7) | x) & high;  // top bit of each nonzero byte
+      mask |= ((nonzero * 0x0002040810204081ULL) >> 56) << (8 * w);   // gathered into 8 bits
+    }
+    if (q < 64) mask &= (std::uint64_t{1} << q) - 1;
+  } else {
+    for (std::int32_t k = 0; k < q; ++k) mask |= static_cast<std::uint64_t>(row[k] != 0) << k;
+  }
+  if (dec >= 0 && row[dec] == 1) mask &= ~(std::uint64_t{1} << dec);
+  while (mask != 0) {
+    f(static_cast<std::int32_t>(ctz64(mask)));
+    mask &= mask - 1;
+  }
+}
+
+}  // namespace salsox

@@ -1,0 +1,103 @@
+"""The engine's SIMD paths and table layout (issue 15): every instruction-set path this CPU can
+run gives the same bits, SALSOX_SIMD forces a path or fails clearly, and count tables that
+grow with the clusters in use keep the counts right.
+
+The paths are compared run by run through the engine call (each run's expected loss as
+float.hex, its labels, scans and zealous counts), so that a difference in any score, not
+only in the best run, shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+import pytest
+
+import salsox
+from conftest import load_draws
+from salsox import _core
+
+OPTIONS: Dict[str, Any] = dict(max_zealous=10, prob_sequential=0.5, max_scans=0, seconds=0.0, n_jobs=1)
+SIMD_LOSSES = ["omARI", "NVI", "ID", "NID"]
+
+
+def _random_draws(seed: int, H: int = 120, n: int = 40, k: int = 12) -> np.ndarray:
+    """Draws around a k-cluster truth, each item moved at random with probability 0.3."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n)
+    draws = np.tile(truth, (H, 1))
+    moved = rng.random((H, n)) < 0.3
+    draws[moved] = rng.integers(0, k + 3, moved.sum())
+    return draws.astype(np.int32)
+
+
+def _record(x: np.ndarray, kind: str, max_clusters: int, n_runs: int, seed: int) -> List[Dict[str, Any]]:
+    draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
+    loss = _core.CountLoss.builtin(kind, 1.0, 1.0, draws.n)
+    raw = _core.salso_counts(draws, loss, max_clusters, n_runs, seed=seed, **OPTIONS)
+    runs = [{key: (float(v).hex() if key == "loss" else v) for key, v in r.items() if key not in ("seconds", "threads")}
+            for r in raw["runs"]]
+    return runs + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
+
+
+def test_paths_are_listed_and_the_default_is_the_widest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SALSOX_SIMD", raising=False)
+    paths = _core.simd_paths()
+    assert paths[0] == "baseline" and set(paths) <= {"baseline", "avx2", "avx512"}
+    assert _core.simd_path() == paths[-1]
+    for path in paths:
+        monkeypatch.setenv("SALSOX_SIMD", path)
+        assert _core.simd_path() == path
+
+
+def test_a_path_that_cannot_run_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = _random_draws(0, H=10, n=12)
+    draws = _core.CompactDraws(x)
+    loss = _core.CountLoss.builtin("NVI", 1.0, 1.0, draws.n)
+    wrong = ["sse9"] + [p for p in ("avx2", "avx512") if p not in _core.simd_paths()]
+    for value in wrong:
+        monkeypatch.setenv("SALSOX_SIMD", value)
+        with pytest.raises(ValueError, match="SALSOX_SIMD"):
+            _core.simd_path()
+        with pytest.raises(ValueError, match="SALSOX_SIMD"):
+            _core.salso_counts(draws, loss, 5, 1, seed=0, **OPTIONS)
+
+
+@pytest.mark.parametrize("kind", SIMD_LOSSES)
+def test_every_path_gives_the_same_runs(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    problems = [(np.asarray(load_draws("iris")[:300]), 20, 4), (np.asarray(load_draws("galaxy")[:400]), 20, 4),
+                (_random_draws(1), 30, 4), (_random_draws(2, n=70, k=20), 40, 2)]
+    paths = _core.simd_paths()
+    for x, cap, runs in problems:
+        found = {}
+        for path in paths:
+            monkeypatch.setenv("SALSOX_SIMD", path)
+            found[path] = _record(x, kind, cap, runs, seed=7)
+        for path in paths[1:]:
+            assert found[path] == found["baseline"], (kind, path)
+
+
+def test_every_path_gives_the_same_public_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.asarray(load_draws("iris")[:200])
+    out = {}
+    for path in _core.simd_paths():
+        monkeypatch.setenv("SALSOX_SIMD", path)
+        est = salsox.salso(x, "omARI", n_runs=2, seed=3, n_jobs=1)
+        out[path] = (est.expected_loss.hex(), tuple(est.labels.tolist()))
+    assert len(set(out.values())) == 1
+
+
+@pytest.mark.parametrize("kind", ["VI", "NVI", "omARI", "binder"])
+def test_tables_that_grow_keep_their_counts(kind: str) -> None:
+    # A 20-cluster truth: the tables start narrow (seven slots) and widen as clusters open,
+    # in sequential allocation, zealous updates and their undos; every run's reported loss must
+    # still be the expected loss of its estimate recomputed from scratch.
+    x = _random_draws(5, H=60, n=80, k=20)
+    draws = _core.CompactDraws(x)
+    loss = _core.CountLoss.builtin(kind, 1.0, 1.0, draws.n)
+    raw = _core.salso_counts(draws, loss, 40, 3, seed=11, **{**OPTIONS, "prob_sequential": 1.0})
+    labels = np.asarray(raw["labels"], dtype=np.int32)
+    assert labels.max() + 1 > 7
+    again = _core.expected_losses(draws, loss, labels[None, :], 1)
+    assert float(again[0]) == pytest.approx(min(r["loss"] for r in raw["runs"]), rel=1e-12, abs=1e-14)
