@@ -444,3 +444,38 @@ def test_sparse_nvi_matches_the_builtin_nvi(iris):
     ref = salsox.salso(iris, "NVI", n_runs=3, seed=2, n_jobs=1)
     assert found.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
     np.testing.assert_array_equal(found.labels, ref.labels)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused node pairs (countsum_fuse.hpp): where(compare, ...) and a - p / q run as one loop
+# ---------------------------------------------------------------------------------------------
+
+# Jaccard written so that each fused shape and operand layout is used (comparisons of every
+# kind, scalar and array operands and branches, an array minuend), with the same values as
+# JACCARD in every cell: P / P is exactly 1 and P, an integer, is < 1 only when it is 0.
+JACCARD_SPELLINGS = [
+    "where(A + B - X <= 0, 0, 1 - X / (A + B - X))",
+    "where(X >= A + B, 0, 1 - X / (A + B - X))",
+    "where(A + B - X != 0, 1 - X / (A + B - X), 0 * X)",
+    "where(A + B - X > 0, 1 - X / (A + B - X), 0 * X)",
+    "where(A + B - X < 1, 0 * X, (A + B - X) / (A + B - X) - X / (A + B - X))",
+]
+
+
+@pytest.mark.parametrize("formula", JACCARD_SPELLINGS)
+def test_fused_evaluation_gives_the_unfused_values_and_search(formula, galaxy):
+    loss = CountSumLoss("jaccard-spelled", PAIRS, formula)
+    est = random_estimates(galaxy.n_items, 4, seed=6)
+    np.testing.assert_array_equal(salsox.partition_loss(est, galaxy, loss), salsox.partition_loss(est, galaxy, JACCARD))
+    # The search scores every candidate with fused loops (partition_loss evaluates each draw's
+    # formula node by node): the same values, the same path.
+    found = salsox.salso(galaxy, loss, n_runs=4, seed=5, n_jobs=1)
+    ref = salsox.salso(galaxy, JACCARD, n_runs=4, seed=5, n_jobs=1)
+    np.testing.assert_array_equal(found.labels, ref.labels)
+    assert found.expected_loss == ref.expected_loss
+    assert [r["scans"] for r in found.info["runs"]] == [r["scans"] for r in ref.info["runs"]]
+    # And the result is a local optimum of the losses evaluated per draw (never fused).
+    labels, k = found.labels, found.n_clusters
+    moved = [np.where(np.arange(galaxy.n_items) == i, c, labels)
+             for i in range(galaxy.n_items) for c in range(k + 1) if c != labels[i]]
+    assert salsox.partition_loss(np.array(moved), galaxy, loss).min() >= found.expected_loss - 1e-12

@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace salsox {
 
 enum class SumWhere : std::int32_t { Cell = 0, Estimate = 1, Draw = 2 };
@@ -264,6 +268,20 @@ inline void cs_outer(const CsNode& x, std::int64_t nb, std::int64_t Q, const dou
   });
 }
 
+// sqrt over a block. std::sqrt may set errno, which keeps the compiler from vectorising its
+// loop; the SSE2 square root is the same correctly rounded IEEE operation, two at a time.
+inline void cs_sqrt(std::int64_t len, CsArg a, double* out) {
+  if (!a.p) {
+    cs_map1(len, a, out, [](double t) { return std::sqrt(t); });
+    return;
+  }
+  std::int64_t e = 0;
+#if defined(__SSE2__)
+  for (; e + 2 <= len; e += 2) _mm_storeu_pd(out + e, _mm_sqrt_pd(_mm_loadu_pd(a.p + e)));
+#endif
+  for (; e < len; ++e) out[e] = std::sqrt(a.p[e]);
+}
+
 inline double cs_at(const CsArg& a, std::int64_t e) { return a.p ? a.p[e] : a.v; }
 
 // Node `x` over `len` elements: out[e] = op(args[e]).
@@ -271,21 +289,37 @@ inline void cs_apply(const CsNode& x, std::int64_t len, CsArg a, CsArg b, CsArg 
   switch (x.op) {
     case CsOp::Neg: cs_map1(len, a, out, [](double t) { return -t; }); return;
     case CsOp::Not: cs_map1(len, a, out, [](double t) { return static_cast<double>(t == 0.0); }); return;
-    case CsOp::Sqrt: cs_map1(len, a, out, [](double t) { return std::sqrt(t); }); return;
+    case CsOp::Sqrt: cs_sqrt(len, a, out); return;
     case CsOp::Log: cs_map1(len, a, out, [](double t) { return std::log(t); }); return;
     case CsOp::Log2: cs_map1(len, a, out, [](double t) { return std::log2(t); }); return;
     case CsOp::Exp: cs_map1(len, a, out, [](double t) { return std::exp(t); }); return;
     case CsOp::Abs: cs_map1(len, a, out, [](double t) { return std::fabs(t); }); return;
-    case CsOp::Where:
-      if (a.p && b.p && c.p) {
-        for (std::int64_t e = 0; e < len; ++e) out[e] = a.p[e] != 0.0 ? b.p[e] : c.p[e];
-      } else if (a.p && !b.p && c.p) {  // where(cond, constant, x): the usual guard
+    case CsOp::Where: {
+      // Both branches read before the select (they are evaluated anyway): no control flow,
+      // so the loops vectorise.
+      const double* p = a.p;
+      if (p && b.p && c.p) {
+        for (std::int64_t e = 0; e < len; ++e) {
+          const double y = b.p[e], z = c.p[e];
+          out[e] = p[e] != 0.0 ? y : z;
+        }
+      } else if (p && !b.p && c.p) {  // where(cond, constant, x): the usual guard
         const double y = b.v;
-        for (std::int64_t e = 0; e < len; ++e) out[e] = a.p[e] != 0.0 ? y : c.p[e];
+        for (std::int64_t e = 0; e < len; ++e) {
+          const double z = c.p[e];
+          out[e] = p[e] != 0.0 ? y : z;
+        }
+      } else if (p && b.p && !c.p) {
+        const double z = c.v;
+        for (std::int64_t e = 0; e < len; ++e) {
+          const double y = b.p[e];
+          out[e] = p[e] != 0.0 ? y : z;
+        }
       } else {
         for (std::int64_t e = 0; e < len; ++e) out[e] = cs_at(a, e) != 0.0 ? cs_at(b, e) : cs_at(c, e);
       }
       return;
+    }
     default:
       cs_binary_functor(x.op, [&](auto f) {
         cs_map2(len, a, b, out, f);

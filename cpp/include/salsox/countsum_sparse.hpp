@@ -9,6 +9,44 @@
 
 namespace salsox {
 
+// Programs and buffers of the sparse scores (CountSumLoss::terms): the coefficients over the
+// draws of a block, and the formula over the list of a block's nonzero cells.
+template <class Label, class Count>
+void CountSumState<Label, Count>::prepare_sparse() {
+  const auto V = loss_.nodes.size();
+  const std::vector<bool> in_formula = reach({loss_.result});
+  std::vector<std::int32_t> roots;
+  for (const auto& t : loss_.terms) roots.push_back(t.first);
+  lgat_.assign(V, {});
+  lbuf_.assign(V, {});
+  for (std::size_t v = 0; v < V; ++v) {
+    const CsNode& x = loss_.nodes[v];
+    if (!in_formula[v] || folded_[v] || x.shape != kFull) continue;
+    list_prog_.push_back(static_cast<std::int32_t>(v));
+    lbuf_[v].assign(list_cap_, 0.0);
+    if (cs_is_leaf(x.op)) continue;
+    std::int32_t ops[4];
+    cs_effective_operands(loss_, fuse_, static_cast<std::int32_t>(v), ops);
+    for (std::int32_t u : ops) {
+      if (u < 0) continue;
+      const std::int32_t s = loss_.nodes[u].shape;
+      if ((s == kSlot || s == kDraw) && lgat_[u].empty()) {
+        lgat_[u].assign(list_cap_, 0.0);
+        gathered_.push_back(u);
+        if (s == kDraw) roots.push_back(u);
+      }
+    }
+  }
+  const std::vector<bool> in_draws = reach(roots);
+  for (std::size_t v = 0; v < V; ++v)
+    if (in_draws[v] && loss_.nodes[v].shape == kDraw) draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
+  cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(draw_elems_), 0.0));
+  lb_.assign(list_cap_, 0);
+  lk_.assign(list_cap_, 0);
+  lx_.assign(list_cap_, 0);
+  coefsum_.assign(loss_.terms.size(), 0.0);
+}
+
 // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
 // in every nonzero cell, the formula's value less the separable form's.
 template <class Label, class Count>
@@ -55,7 +93,19 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
           }
         }
       } else {
-        for (std::int32_t k = 0; k < q; ++k) push(k);
+        // Wider counts: every slot is written and the list advances past the nonzero ones only,
+        // with no unpredictable branch (L <= nb * q <= the list's capacity, see score_as).
+        std::int32_t* pb = lb_.data();
+        std::int32_t* pk = lk_.data();
+        std::int32_t* px = lx_.data();
+        const auto bb = static_cast<std::int32_t>(b);
+        for (std::int32_t k = 0; k < q; ++k) {
+          const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+          pb[L] = bb;
+          pk[L] = k;
+          px[L] = x;
+          L += x != 0;
+        }
       }
     }
     for (std::int32_t j = 0; j < n_cell_; ++j) {
@@ -115,6 +165,8 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
         const double* cb = cellbase_[x.a].data();
         const double* dc = diff_[0][x.a].data();
         for (std::int64_t l = 0; l < L; ++l) o[l] = cb[lb_[l]] + dc[lx_[l]];
+      } else if (fuse_[v].kind != kFuseNone) {
+        cs_apply_fused(loss_, x, fuse_[v], L, [&](std::int32_t u) { return list_arg(u); }, o);
       } else {
         cs_apply(x, L, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
       }

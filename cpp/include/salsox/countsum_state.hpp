@@ -20,6 +20,7 @@
 
 #include "count_loss.hpp"
 #include "count_table.hpp"
+#include "countsum_fuse.hpp"
 #include "countsum_loss.hpp"
 #include "draws.hpp"
 
@@ -69,6 +70,10 @@ class CountSumState {
     bcast_of_.assign(V, -1);
     tile_of_.assign(V, -1);
     outer_.assign(V, 0);
+    fuse_ = cs_fuse_plan(loss_);
+    folded_.assign(V, 0);
+    for (const CsFused& f : fuse_)
+      if (f.kind != kFuseNone) folded_[f.inner] = 1;
     // A Full node with no Full operand is an outer combination of per-draw and per-slot values,
     // computed directly; the Slot and Draw operands of the other Full nodes are tiled once per
     // score (Slot) or broadcast once per block (Draw) to full blocks.
@@ -76,15 +81,17 @@ class CountSumState {
     std::vector<bool> tiled(V, false), broadcast(V, false);
     for (std::size_t v = 0; v < V; ++v) {
       const CsNode& x = loss_.nodes[v];
-      if (!dense[v] || cs_is_leaf(x.op) || x.shape != kFull) continue;
+      if (!dense[v] || folded_[v] || cs_is_leaf(x.op) || x.shape != kFull) continue;
       bool any_full = false;
       for (std::int32_t u : {x.a, x.b, x.c})
         if (u >= 0 && loss_.nodes[u].shape == kFull) any_full = true;
-      if (!any_full && x.op != CsOp::Where) {
+      if (!any_full && x.op != CsOp::Where && fuse_[v].kind == kFuseNone) {
         outer_[v] = 1;
         continue;
       }
-      for (std::int32_t u : {x.a, x.b, x.c}) {
+      std::int32_t ops[4];
+      cs_effective_operands(loss_, fuse_, static_cast<std::int32_t>(v), ops);
+      for (std::int32_t u : ops) {
         if (u < 0) continue;
         if (loss_.nodes[u].shape == kSlot) tiled[u] = true;
         if (loss_.nodes[u].shape == kDraw) broadcast[u] = true;
@@ -100,7 +107,7 @@ class CountSumState {
           drawv_[v].assign(draw_elems_, 0.0);
           break;
         default:
-          if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
+          if (dense[v] && !folded_[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
       }
       if (tiled[v]) {
         tile_of_[v] = static_cast<std::int32_t>(tiles_.size());
@@ -115,7 +122,9 @@ class CountSumState {
     for (std::size_t p = 0; p < P; ++p) {
       const CsNode& x = loss_.nodes[block_prog_[p]];
       if (cs_is_leaf(x.op) || x.shape != kFull || outer_[block_prog_[p]]) continue;
-      for (std::int32_t u : {x.a, x.b, x.c}) {
+      std::int32_t ops[4];
+      cs_effective_operands(loss_, fuse_, block_prog_[p], ops);
+      for (std::int32_t u : ops) {
         if (u < 0) continue;
         if (loss_.nodes[u].shape == kFull) last_full[u] = static_cast<std::int64_t>(p);
         if (loss_.nodes[u].shape == kDraw) last_bcast[u] = static_cast<std::int64_t>(p);
@@ -138,9 +147,10 @@ class CountSumState {
       // Operands read for the last time here: their buffers may take this node's values
       // (elementwise, so in place is safe).
       if (!cs_is_leaf(x.op) && x.shape == kFull && !outer_[v]) {
-        std::int32_t seen[3] = {-1, -1, -1};
+        std::int32_t seen[4] = {-1, -1, -1, -1}, ops[4];
         int m = 0;
-        for (std::int32_t u : {x.a, x.b, x.c}) {
+        cs_effective_operands(loss_, fuse_, v, ops);
+        for (std::int32_t u : ops) {
           if (u < 0 || std::find(seen, seen + m, u) != seen + m) continue;
           seen[m++] = u;
           if (last_full[u] == static_cast<std::int64_t>(p) && full_of_[u] >= 0) free_list.push_back(full_of_[u]);
@@ -428,6 +438,9 @@ class CountSumState {
           cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
         } else if (outer_[v]) {
           outer(x, nb, Q, pool_[full_of_[v]].data());
+        } else if (fuse_[v].kind != kFuseNone) {
+          cs_apply_fused(loss_, x, fuse_[v], nb * Q, [&](std::int32_t u) { return arg(u, kFull); },
+                         pool_[full_of_[v]].data());
         } else {
           cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
         }
@@ -473,38 +486,7 @@ class CountSumState {
 
   // Programs and buffers of the sparse scores (CountSumLoss::terms): the coefficients over the
   // draws of a block, and the formula over the list of a block's nonzero cells.
-  void prepare_sparse() {
-    const auto V = loss_.nodes.size();
-    const std::vector<bool> in_formula = reach({loss_.result});
-    std::vector<std::int32_t> roots;
-    for (const auto& t : loss_.terms) roots.push_back(t.first);
-    lgat_.assign(V, {});
-    lbuf_.assign(V, {});
-    for (std::size_t v = 0; v < V; ++v) {
-      const CsNode& x = loss_.nodes[v];
-      if (!in_formula[v] || x.shape != kFull) continue;
-      list_prog_.push_back(static_cast<std::int32_t>(v));
-      lbuf_[v].assign(list_cap_, 0.0);
-      if (cs_is_leaf(x.op)) continue;
-      for (std::int32_t u : {x.a, x.b, x.c}) {
-        if (u < 0) continue;
-        const std::int32_t s = loss_.nodes[u].shape;
-        if ((s == kSlot || s == kDraw) && lgat_[u].empty()) {
-          lgat_[u].assign(list_cap_, 0.0);
-          gathered_.push_back(u);
-          if (s == kDraw) roots.push_back(u);
-        }
-      }
-    }
-    const std::vector<bool> in_draws = reach(roots);
-    for (std::size_t v = 0; v < V; ++v)
-      if (in_draws[v] && loss_.nodes[v].shape == kDraw) draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
-    cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(draw_elems_), 0.0));
-    lb_.assign(list_cap_, 0);
-    lk_.assign(list_cap_, 0);
-    lx_.assign(list_cap_, 0);
-    coefsum_.assign(loss_.terms.size(), 0.0);
-  }
+  void prepare_sparse();  // countsum_sparse.hpp
 
   // A term's atom in slot k.
   double atom_at(std::int32_t a, std::int64_t k) const {
@@ -570,6 +552,9 @@ class CountSumState {
   // an outer combination (see outer).
   std::vector<std::int32_t> full_of_, bcast_of_, tile_of_;
   std::vector<std::uint8_t> outer_;
+  // Fused node pairs (countsum_fuse.hpp), and the nodes folded into their reader.
+  std::vector<CsFused> fuse_;
+  std::vector<std::uint8_t> folded_;
   // Sparse scores (see prepare_sparse): programs, the nonzero-cell list (draw in the block,
   // slot, count), per-draw cell sums without the item, gathered operands and list values by
   // node, and the coefficients' sums over draws.
