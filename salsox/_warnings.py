@@ -11,4 +11,16 @@ class SalsoxWarning(UserWarning):
     clusters as the default cap allows (raise ``max_clusters``).
 
     Filter them as usual, e.g. ``warnings.simplefilter("error", salsox.SalsoxWarning)``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1]]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     est = salsox.salso(draws, "VI", seed=1)
+    >>> est.n_clusters, caught[0].category.__name__
+    (2, 'SalsoxWarning')
+    >>> str(caught[0].message).startswith("the estimate has 2 clusters, the default cap")
+    True
     """
