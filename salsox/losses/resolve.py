@@ -62,6 +62,13 @@ def loss_tier(loss: Any) -> str:
     ``"count-sum"``: a :class:`~salsox.plugins.CountSumLoss`, its sums tabulated and its
     formula compiled; ``"general"``: a :class:`~salsox.plugins.ContingencyLoss`, called
     from the search in batches of tables. Any other object gives ``"unknown"``.
+
+    Examples
+    --------
+    >>> from salsox.losses import loss_tier
+    >>> from salsox.plugins import DecomposableLoss
+    >>> loss_tier(salsox.VI()), loss_tier(DecomposableLoss), loss_tier(42)
+    ('built-in', 'tabulated', 'unknown')
     """
     cls = loss if isinstance(loss, type) else type(loss)
     if not issubclass(cls, Loss):

@@ -97,6 +97,16 @@ def plot_credible_ball(
     matplotlib.figure.Figure
         Four panels; a bound reached by several partitions shows the first (the title says
         how many).
+
+    Examples
+    --------
+    >>> import io
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 0, 1], [0, 0, 1, 1]]
+    >>> ball = salsox.credible_ball([0, 0, 1, 1], draws, "VI", level=0.75)
+    >>> fig = salsox.plots.plot_credible_ball(ball, draws=draws)
+    >>> len(fig.axes)
+    4
+    >>> fig.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
     if not all(hasattr(ball, a) for a in ("estimate", "horizontal", "upper_vertical", "lower_vertical")):
         raise TypeError(f"ball must be a CredibleBall (salsox.credible_ball), got {type(ball).__name__}")

@@ -52,6 +52,16 @@ def loss_linkage(
         K + t for the cluster formed at row t) at expected loss ``z[t, 2]``; ``z[t, 3]`` is the
         number of estimate clusters merged. Heights need not increase.
     leaf_heights : ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1, 2], [0, 0, 1, 1, 1], [0, 0, 1, 2, 2], [0, 1, 1, 2, 2], [0, 0, 1, 1, 2]]
+    >>> z, leaf_heights = salsox.plots.loss_linkage([0, 0, 1, 1, 2], draws, "VI")
+    >>> z.round(3)  # clusters 1 and 2 merge first, then cluster 0 joins them
+    array([[1.   , 2.   , 0.601, 2.   ],
+           [0.   , 3.   , 1.412, 3.   ]])
+    >>> leaf_heights.round(3)
+    array([0.295, 0.59 , 0.   ])
     """
     from .._validation import as_label_matrix
 

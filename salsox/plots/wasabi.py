@@ -43,6 +43,16 @@ def plot_wasabi(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import io
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 2]]
+    >>> result = salsox.wasabi(draws, 2, seed=1)
+    >>> fig = salsox.plots.plot_wasabi(result)
+    >>> [ax.get_title().splitlines()[0] for ax in fig.axes]  # one panel per particle
+    ['particle 0: weight 0.500', 'particle 1: weight 0.500']
+    >>> fig.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
     _check_result(result)
     if kind not in ("mds", "heatmap"):
@@ -101,6 +111,16 @@ def plot_wasabi_elbow(curve: Any, *, ax: Any = None, title: Optional[str] = None
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import io
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 2]]
+    >>> curve = salsox.wasabi_elbow(draws, 3, seed=1)
+    >>> ax = salsox.plots.plot_wasabi_elbow(curve)
+    >>> ax.get_lines()[0].get_ydata().round(4)
+    array([0.7296, 0.1981, 0.0833])
+    >>> ax.figure.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
     if not (hasattr(curve, "n_particles") and hasattr(curve, "distance")):
         raise TypeError(f"expected an Elbow from salsox.wasabi_elbow, got {type(curve).__name__}")
@@ -121,6 +141,16 @@ def plot_wasabi_contributions(result: Any, *, ax: Any = None, title: Optional[st
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import io
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 2]]
+    >>> result = salsox.wasabi(draws, 2, seed=1)
+    >>> ax = salsox.plots.plot_wasabi_contributions(result)
+    >>> len(ax.patches)  # one bar per item and particle
+    8
+    >>> ax.figure.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
     _check_result(result)
     parts = result.evi_contributions()

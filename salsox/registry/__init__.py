@@ -11,11 +11,11 @@ from .host import (
     declare_losses,
     list_plugins,
     loss_label,
-    plugin_origin,
     register,
     registry,
     unregister,
 )
+from .origin import plugin_origin
 
 __all__ = [
     "PluginError",

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import traceback
-import types
 import warnings
 from collections import Counter
 from importlib import metadata
@@ -36,7 +34,6 @@ __all__ = [
     "declare_losses",
     "declare_initializers",
     "loss_label",
-    "plugin_origin",
 ]
 
 
@@ -555,84 +552,3 @@ def loss_label(name: str, type_name: str) -> str:
     if info is not None:
         return f"loss plugin {name!r} (plugin {info.plugin!r})"
     return f"loss plugin {name!r} ({type_name})"
-
-
-def _top_module(obj: Any) -> str:
-    """The top-level package an object (module, class, function or instance) comes from."""
-    if isinstance(obj, types.ModuleType):
-        name = obj.__name__
-    elif isinstance(obj, type) or callable(obj) and hasattr(obj, "__module__"):
-        name = getattr(obj, "__module__", None) or ""
-    else:
-        name = type(obj).__module__
-    return str(name).split(".")[0]
-
-
-def _plugin_modules() -> Dict[str, Tuple[str, str]]:
-    """Top-level package -> (registration name, source) of every registered plugin."""
-    out: Dict[str, Tuple[str, str]] = {}
-    with _REGISTRY._lock:
-        for name, plugin in _REGISTRY._pm.list_name_plugin():
-            if plugin is None:  # blocked
-                continue
-            source = _REGISTRY._sources.get(id(plugin), "runtime")
-            objects = [plugin.obj] if isinstance(plugin, _SinglePlugin) else [plugin]
-            if isinstance(plugin, _SinglePlugin):
-                objects += [getattr(plugin.obj, "function", None), getattr(plugin.obj, "setup", None)]
-            for obj in objects:
-                if obj is None:
-                    continue
-                top = _top_module(obj)
-                if top and top not in ("salsox", "builtins", "numpy"):
-                    out.setdefault(top, (name, source))
-    return out
-
-
-def _describe_origin(plugin: str, source: str, what: str = "") -> str:
-    where = f"plugin {plugin!r}" if source == "runtime" else f"plugin {plugin!r} (from {source})"
-    return f"{what} of {where}" if what else where
-
-
-def _frame_origin(frame: types.FrameType, modules: Dict[str, Tuple[str, str]]) -> Optional[str]:
-    """The plugin a frame's code belongs to (None for code outside every plugin's package),
-    named by the loss whose method runs or the initialiser whose function runs if known."""
-    top = str(frame.f_globals.get("__name__", "")).split(".")[0]
-    if top not in modules:  # salsox's own code (or a library's) reporting on a plugin's object
-        return None
-    entries = [e for e in (_REGISTRY._cache or []) if e.ok]
-    owner = frame.f_locals.get("self")
-    name = getattr(type(owner), "name", None) if owner is not None else None
-    if _KINDS.loss and isinstance(owner, _KINDS.loss) and isinstance(name, str) and name:
-        for e in entries:
-            if e.kind == "loss" and e.name.lower() == name.lower():
-                return _describe_origin(e.plugin, e.source, f"loss {e.name!r}")
-    for e in entries:
-        if e.kind != "initializer":
-            continue
-        init = e.factory()
-        codes = [getattr(getattr(init, attr, None), "__code__", None) for attr in ("function", "setup")]
-        if frame.f_code in codes:
-            return _describe_origin(e.plugin, e.source, f"initializer {e.name!r}")
-    return _describe_origin(*modules[top])
-
-
-def plugin_origin(err: BaseException) -> Optional[str]:
-    """Which plugin's code raised ``err`` (or an exception it chains), e.g. ``"loss 'jaccard'
-    of plugin 'example_losses' (from salsox-example-losses 0.1.0)"``; None when no plugin code
-    is in the traceback. Lets the command line blame a plugin rather than report an internal
-    error."""
-    try:
-        modules = _plugin_modules()
-        seen: Set[int] = set()
-        current: Optional[BaseException] = err
-        while current is not None and id(current) not in seen:
-            seen.add(id(current))
-            found: Optional[str] = None
-            for frame, _ in traceback.walk_tb(current.__traceback__):
-                found = _frame_origin(frame, modules) or found  # the innermost plugin frame
-            if found is not None:
-                return found
-            current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
-    except Exception:  # never let the diagnosis hide the error itself
-        return None
-    return None

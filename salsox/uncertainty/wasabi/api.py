@@ -111,6 +111,20 @@ def wasabi(
     of its group's draws, warm-started from it and kept when nothing better is found, so W
     never increases. The VI of all draws to the particles is one engine call, O(H n) per
     particle. The reported assignment, weights and W are those of the final particles.
+
+    Examples
+    --------
+    Two modes, three draws each: one particle per mode.
+
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 2]]
+    >>> result = salsox.wasabi(draws, 2, seed=1)
+    >>> result.particles
+    array([[0, 0, 1, 1],
+           [0, 1, 1, 1]])
+    >>> result.weights, round(result.distance, 4)
+    (array([0.5, 0.5]), 0.1981)
+    >>> result.assignment
+    array([0, 0, 0, 1, 1, 1])
     """
     started = time.perf_counter()
     matrix = draws_matrix(draws)
@@ -240,6 +254,15 @@ def elbow(draws: Any, max_particles: int, **kwargs: Any) -> Elbow:
     Elbow
         ``n_particles``, ``distance`` (the fitted W, non-increasing in L up to search error)
         and the ``results``.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 2]]
+    >>> curve = salsox.wasabi_elbow(draws, 3, seed=1)
+    >>> curve.n_particles
+    array([1, 2, 3])
+    >>> curve.distance.round(4)
+    array([0.7296, 0.1981, 0.0833])
     """
     if "n_particles" in kwargs:
         raise TypeError("elbow() sets n_particles itself: give max_particles")

@@ -102,6 +102,20 @@ class WasabiResult:
     info : dict
         ``seed``, ``best_start``, ``init``, ``n_runs``, ``mini_batch``, ``batch_history``
         (W on each mini-batch before/after its update), ``seconds``.
+
+    Examples
+    --------
+    >>> draws = [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 2], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 2]]
+    >>> result = salsox.wasabi(draws, 2, seed=1)
+    >>> print(result)
+    WASABI: 2 particle(s), W = 0.19812 bits (1 iterations, converged)
+    particle   weight      EVI clusters
+           0   0.5000   0.1667        2
+           1   0.5000   0.2296        2
+    >>> result.n_clusters
+    array([2, 2])
+    >>> round(float(result.evi_contributions().sum()), 4)  # per-item, per-particle shares of W
+    0.1981
     """
 
     particles: np.ndarray
