@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import Any, Callable, Iterator, List
 
 import numpy as np
 import pytest
@@ -59,3 +60,20 @@ def _load_draws_cached(name: str) -> np.ndarray:
 def load_draws(name: str) -> np.ndarray:
     """H x n draws matrix (read-only) of shared/data/{name}_draws.npz, key "draws"."""
     return _load_draws_cached(name)
+
+
+@pytest.fixture
+def runtime() -> Iterator[Callable[..., str]]:
+    """Registers plugins for one test (``runtime(plugin, name=None)``) and removes them afterwards."""
+    from salsox import plugins
+
+    names: List[str] = []
+
+    def add(plugin: Any, name: Any = None) -> str:
+        names.append(plugins.register(plugin, name=name))
+        return names[-1]
+
+    yield add
+    for name in names:
+        if plugins.registry()._pm.get_plugin(name) is not None:
+            plugins.unregister(name=name)

@@ -9,34 +9,19 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, List
+from typing import Callable
 
 import numpy as np
 import pytest
 
 import salsox
 from conftest import load_draws
-from salsox import cli, plugins
+from salsox import cli
 from salsox.losses import Binder, get_loss, loss_tier
 from salsox.plugins import ContingencyLoss, CountSumLoss, DecomposableLoss, Initializer, PluginError
 from salsox.search.initializers import initial_partitions
 
 IRIS_SMALL = 60  # draws of iris used where a search must be quick
-
-
-@pytest.fixture
-def runtime():
-    """Registers plugins for one test and removes them afterwards."""
-    names: List[str] = []
-
-    def add(plugin: Any, name: Any = None) -> str:
-        names.append(plugins.register(plugin, name=name))
-        return names[-1]
-
-    yield add
-    for name in names:
-        if plugins.registry()._pm.get_plugin(name) is not None:
-            plugins.unregister(name=name)
 
 
 @pytest.fixture(scope="module")

@@ -38,21 +38,6 @@ def small() -> salsox.Draws:
     return salsox.Draws(load_draws("iris")[:100])
 
 
-@pytest.fixture
-def runtime():
-    """Registers plugins for one test and removes them afterwards."""
-    names = []
-
-    def add(plugin, name=None):
-        names.append(plugins.register(plugin, name=name))
-        return names[-1]
-
-    yield add
-    for name in names:
-        if plugins.registry()._pm.get_plugin(name) is not None:
-            plugins.unregister(name=name)
-
-
 def run_losses(est: salsox.Estimate) -> list:
     return [r["loss"] for r in est.info["runs"]]
 
