@@ -220,6 +220,63 @@ def test_summary_of_given_labels_in_process(tmp_path, capsys):
     assert payload["loss"] == "binder"
 
 
+def test_summary_exemplar_and_order_options(tmp_path, capsys):
+    # --exemplar and --order reach summarize(): the report equals the Python call's, and differs
+    # from the defaults' on these labels (so the options are not ignored).
+    galaxy = load_draws("galaxy")
+    labels = salsox.salso(galaxy, "VI", n_runs=1, seed=1).labels
+    np.savetxt(tmp_path / "l.txt", labels, fmt="%d")
+    given = ["summary", GALAXY, "--labels", str(tmp_path / "l.txt")]
+    default = salsox.summarize(labels, galaxy, "VI")
+    for exemplar, order in (("score", "hclust"), ("similarity", "score")):
+        expected = salsox.summarize(labels, galaxy, "VI", exemplar=exemplar, order=order)
+        assert cli.main([*given, "--exemplar", exemplar, "--order", order, "--json"]) == 0
+        payload = json.loads(capsys.readouterr().out)
+        assert payload["clusters"]["exemplar"] == expected.exemplars.tolist()
+        assert payload["order"] == expected.order.tolist()
+        assert payload["order"] != default.order.tolist()
+        assert (payload["clusters"]["exemplar"] != default.exemplars.tolist()) == (exemplar == "score")
+        assert cli.main([*given, "--exemplar", exemplar, "--order", order, "--one-based"]) == 0
+        assert capsys.readouterr().out == expected.to_text(one_based=True) + "\n"
+    assert_one_line_error(main(capsys, *given, "--exemplar", "best"), 2, "--exemplar", "invalid choice")
+    assert_one_line_error(main(capsys, *given, "--order", "fit"), 2, "--order", "invalid choice")
+
+
+def _spy_dendrogram(monkeypatch) -> list:
+    """Record the arguments of each salsox.plots.plot_dendrogram call (still drawing)."""
+    import salsox.plots
+
+    calls: list = []
+    real = salsox.plots.plot_dendrogram
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(salsox.plots, "plot_dendrogram", spy)
+    return calls
+
+
+def test_summary_loss_dendrogram(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    calls = _spy_dendrogram(monkeypatch)
+    galaxy = load_draws("galaxy")
+    labels = salsox.salso(galaxy, "VI", n_runs=1, seed=1).labels
+    np.savetxt(tmp_path / "l.txt", labels, fmt="%d")
+    png = tmp_path / "loss.png"
+    argv = ["summary", GALAXY, "--labels", str(tmp_path / "l.txt"), "--plot", str(png)]
+    assert cli.main([*argv, "--kind", "loss-dendrogram"]) == 0
+    assert png.stat().st_size > 5000 and "clusters of 82 items" in capsys.readouterr().out
+    (args, kwargs), = calls
+    assert kwargs == {"kind": "loss"}
+    assert isinstance(args[1], salsox.Draws) and args[1].n_draws == galaxy.shape[0]  # VI needs the draws
+    assert args[0].loss.name == "VI"
+    # The similarity dendrogram stays the plain --kind dendrogram.
+    assert cli.main([*argv, "--kind", "dendrogram"]) == 0
+    capsys.readouterr()
+    assert calls[1][1].get("kind", "similarity") == "similarity"
+
+
 def test_ball_and_tune_in_process(tmp_path, capsys):
     galaxy = load_draws("galaxy")
     labels = salsox.salso(galaxy, "VI", n_runs=1, seed=1).labels
@@ -253,12 +310,18 @@ def test_plugins_demo_version(capsys):
     assert proc.returncode == 0 and proc.stdout.strip() == f"salsox {salsox.__version__}"
 
 
-def test_demo_plot_in_process(tmp_path, capsys):
+def test_demo_plot_in_process(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     png = tmp_path / "pairs.png"
     assert cli.main(["demo", "--runs", "1", "--plot", str(png), "--kind", "pairs"]) == 0
     assert png.stat().st_size > 5000
     assert "adjusted Rand index" in capsys.readouterr().out
+    calls = _spy_dendrogram(monkeypatch)
+    png = tmp_path / "loss.png"
+    assert cli.main(["demo", "--runs", "1", "--plot", str(png), "--kind", "loss-dendrogram"]) == 0
+    capsys.readouterr()
+    (args, kwargs), = calls
+    assert kwargs == {"kind": "loss"} and args[1] is not None and png.stat().st_size > 5000
 
 
 def test_console_script():

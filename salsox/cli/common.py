@@ -282,7 +282,11 @@ def _estimate_or_labels(args: argparse.Namespace, draws: Any) -> Any:
     return est.labels, est.loss
 
 
-def _plot_summary(summary: Any, path: str, kind: str, dpi: int, data: Optional[np.ndarray] = None) -> None:
+def _plot_summary(
+    summary: Any, path: str, kind: str, dpi: int, data: Optional[np.ndarray] = None, draws: Any = None
+) -> None:
+    """Save the --kind plot of ``summary`` to ``path``; ``draws`` feed the expected-loss
+    dendrogram (a Summary holds only the PSM, too little for losses such as VI)."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: never open a window from the command line
@@ -294,6 +298,8 @@ def _plot_summary(summary: Any, path: str, kind: str, dpi: int, data: Optional[n
         if data is None:
             raise CLIError("--kind pairs needs --data FILE (the n x p features of the items)")
         fig = plots.plot_pairs(data, summary)
+    elif kind == "loss-dendrogram":
+        fig = plots.plot_dendrogram(summary, draws, kind="loss").figure
     else:
         functions: Dict[str, Callable[..., Any]] = {
             "heatmap": plots.plot_heatmap,
@@ -448,9 +454,10 @@ def _add_plot(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", metavar="FILE", help="save a plot (e.g. heatmap.png; format from the extension)")
     p.add_argument(
         "--kind",
-        choices=("heatmap", "mds", "dendrogram", "pairs"),
+        choices=("heatmap", "mds", "dendrogram", "loss-dendrogram", "pairs"),
         default="heatmap",
-        help="what --plot draws (default heatmap)",
+        help="what --plot draws (default heatmap); dendrogram: average linkage on 1 - PSM, "
+        "loss-dendrogram: R salso's, merges at the expected loss",
     )
     p.add_argument(
         "--dpi",

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     ball = credible_ball(est, draws, "VI", 0.95, n_jobs=args.jobs)
     agreement = _agreement(est.labels, example.true_labels)
     if args.plot is not None:
-        _plot_summary(summary, args.plot, args.kind, args.dpi, np.asarray(example.data))
+        _plot_summary(summary, args.plot, args.kind, args.dpi, np.asarray(example.data), draws)
     lines = [
         "Example: " + example.description,
         "",

@@ -29,9 +29,9 @@ def run(args: argparse.Namespace) -> int:
     draws = _load_draws(args)
     data = read_matrix(args.data, "data") if getattr(args, "data", None) else None
     labels, loss = _estimate_or_labels(args, draws)
-    summary = summarize(labels, draws, loss, n_jobs=args.jobs)
+    summary = summarize(labels, draws, loss, exemplar=args.exemplar, order=args.order, n_jobs=args.jobs)
     if args.plot is not None:
-        _plot_summary(summary, args.plot, args.kind, args.dpi, data)
+        _plot_summary(summary, args.plot, args.kind, args.dpi, data, draws)
     _write_report(summary, args)
     return 0
 
@@ -50,6 +50,20 @@ def add_parser(sub: Any) -> None:
     _add_jobs(p)
     _add_plot(p)
     p.add_argument("--data", help="features of the items (n x p), for --kind pairs")
+    p.add_argument(
+        "--exemplar",
+        choices=("similarity", "score"),
+        default="similarity",
+        help="each cluster's exemplar: the member most similar to the others (default), or "
+        "score: the member with the highest item score (R salso's rule)",
+    )
+    p.add_argument(
+        "--order",
+        choices=("similarity", "score", "hclust"),
+        default="similarity",
+        help="item order (the JSON's order, the heatmap's): similarity (default), score (R's orderingMethod = 1) "
+        "or hclust (R's orderingMethod = 2: complete linkage on 1 - PSM)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--out", "-o", help="write the report to this file")
     _add_one_based(p, "cluster and item numbers (items without names)")
