@@ -109,7 +109,6 @@ def test_license_file_is_declared_and_shipped_in_the_sdist(tmp_path: Path) -> No
     assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
     project = _pyproject()["project"]
     assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
-    pytest.importorskip("scikit_build_core")
     build = "import sys; from scikit_build_core.build import build_sdist; print(build_sdist(sys.argv[1]))"
     proc = subprocess.run(
         [sys.executable, "-c", build, str(tmp_path)],
