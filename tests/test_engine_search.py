@@ -136,3 +136,23 @@ def test_a_run_left_alone_gets_the_idle_threads() -> None:
     assert np.array_equal(helped.labels, alone.labels)
     one = salsox.salso(draws, "VI", n_runs=1, n_jobs=2, seed=2)
     assert one.info["runs"][0]["threads"] == expected
+
+
+def test_omari_score_passes_are_shared() -> None:
+    # The omARI score is split by slots, so a lone run on two threads has both in its score
+    # passes (not only in its table updates), as does a run left alone with an idle thread;
+    # every run's record stays that of one thread.
+    expected = 2 if _core.has_openmp() else 1
+    lone = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, n_jobs=2)
+    assert lone["runs"][0]["score_threads"] == expected
+    helped = _search("galaxy", "omARI", H=2000, n_runs=3, seed=4, n_jobs=2)
+    assert max(r["score_threads"] for r in helped["runs"]) == expected
+    one = _search("galaxy", "omARI", H=2000, n_runs=3, seed=4, n_jobs=1)
+    assert [r["score_threads"] for r in one["runs"]] == [1, 1, 1]
+
+    def record(res: Dict[str, Any]) -> List[Dict[str, Any]]:
+        skip = ("seconds", "threads", "score_threads", "zealous_rounds")  # rounds: arrays, checked by the labels
+        return [{k: v for k, v in r.items() if k not in skip} for r in res["runs"]]
+
+    assert record(helped) == record(one)
+    assert np.array_equal(helped["labels"], one["labels"])

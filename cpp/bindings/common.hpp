@@ -185,7 +185,7 @@ inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std:
 }
 
 // The search's result as a dict; with `debug` (SearchOptions::debug), each run also has
-// "sums_drift" and "zealous_rounds": per round, the labels at its start ("labels") and the
+// "sums_drift", "score_threads" (the most threads a score pass had) and "zealous_rounds": per round, the labels at its start ("labels") and the
 // members of each cluster tried ("tried").
 inline py::dict to_python(const SearchResult& res, bool debug = false) {
   if (res.interrupted) {
@@ -209,6 +209,7 @@ inline py::dict to_python(const SearchResult& res, bool debug = false) {
     d["threads"] = r.threads;
     if (debug) {
       d["sums_drift"] = r.sums_drift;
+      d["score_threads"] = r.score_threads;
       py::list rounds;
       for (const auto& labels : r.zealous_starts) {
         py::dict round;

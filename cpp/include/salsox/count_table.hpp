@@ -104,12 +104,14 @@ class CountTableState {
   std::int32_t label(std::int64_t i) const { return est_[i]; }
   const std::vector<std::int32_t>& labels() const { return est_; }
   // Threads used inside one run, over draws: add, remove, the Binder/VI/tabulated scores and
-  // the cell sums of ID scans. Results do not depend on it. Other scores run on one thread.
+  // the cell sums of ID scans, the omARI score. Results do not depend on it. Other scores run
+  // on one thread.
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
   // The most threads a pass over the draws actually had since reset_threads_used (fewer than
   // set_threads asked for when the runtime would not nest a parallel region).
   int threads_used() const { return team_max_; }
-  void reset_threads_used() { team_max_ = 1; }
+  void reset_threads_used() { team_max_ = score_team_max_ = 1; }
+  int score_threads_used() const { return score_team_max_; }  // the same for the score passes
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
   const Count* counts() const { return cnt_; }
   std::int64_t stride() const { return stride_; }
@@ -474,26 +476,33 @@ class CountTableState {
   // The table updates pass lambdas that capture plain values ([=]): run on a private copy
   // whose address never escapes, their pointers stay in registers even though every count
   // store, being a char-sized store, may alias anything in memory.
+  // Returns the threads that took part.
   template <class F>
-  void parallel_for(std::int64_t count, const F& f) const {
+  int parallel_for(std::int64_t count, const F& f) const {
     if (const int joined = d_.H >= 1024 ? Crew::share_here(count, f) : 0) {  // 1024: see Crew
       team_max_ = std::max(team_max_, joined);
-      return;
+      return joined;
     }
 #ifdef _OPENMP
     if (threads_ > 1) {
+      int team = 1;
 #pragma omp parallel num_threads(threads_)
       {
-        if (omp_get_thread_num() == 0 && omp_get_num_threads() > team_max_) team_max_ = omp_get_num_threads();
+        if (omp_get_thread_num() == 0) team = omp_get_num_threads();
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < count; ++i) f(i);
       }
-      return;
+      team_max_ = std::max(team_max_, team);
+      return team;
     }
 #endif
     F local = f;
     for (std::int64_t i = 0; i < count; ++i) local(i);
+    return 1;
   }
+
+  // Threads parallel_for may run a pass over the draws on now (a hint: the result never depends on it).
+  int shared_threads() const { return d_.H >= 1024 ? std::max(threads_, Crew::team_here()) : 1; }
 
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
@@ -541,7 +550,7 @@ class CountTableState {
   std::vector<std::int64_t> acc_int_, part_int_;
   std::vector<double> part_;
   int threads_ = 1;  // threads inside one run (over draws)
-  mutable int team_max_ = 1;  // see threads_used
+  mutable int team_max_ = 1, score_team_max_ = 1;  // see threads_used
   std::vector<double> dcell_, dest_, ddraw_;
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;

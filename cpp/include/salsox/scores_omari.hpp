@@ -44,12 +44,40 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
   };
   double* Xk = e_x_.data();
   std::fill(Xk, Xk + lanes, 0.0);
-  for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) SALSOX_INLINE {
-    // Gathering the joint sums first keeps the division loop free of table lookups.
-    for (std::int32_t k = 0; k < q_; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
-    Xk[q_] = X;
-    for (std::int32_t k = 0; k < lanes; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
-  });
+  // Lanes lo..hi-1 over every draw (last to first): each slot sums its draws in the same
+  // order whichever block it falls in, so splitting the slots changes no bit.
+  auto lanes_of = [&](std::int32_t lo, std::int32_t hi) SALSOX_INLINE {
+    const std::int32_t gather_end = std::min(hi, q_);
+    const bool has_new = lo <= q_ && q_ < hi;
+    for_each_draw(i, [&](double A, double X, const Count* row, std::int32_t dec) SALSOX_INLINE {
+      // Gathering the joint sums first keeps the division loop free of table lookups.
+      for (std::int32_t k = lo; k < gather_end; ++k) Xk[k] = X + dc[row[k] - (k == dec)];
+      if (has_new) Xk[q_] = X;
+      for (std::int32_t k = lo; k < hi; ++k) acc[k] += cell(A, B[k], BN[k], Xk[k]);
+    });
+  };
+  // Threads inside the run, or idle threads of the search (Crew), take blocks of whole
+  // vectors of slots; alone, one block.
+  const std::int32_t width = simd_width(P);
+  const std::int32_t vectors = (lanes + width - 1) / width;
+  const std::int32_t blocks = std::min<std::int32_t>(vectors, shared_threads());
+  if (blocks <= 1) {
+    lanes_of(0, lanes);
+  } else {
+    auto bounds = [=](std::int64_t b) SALSOX_INLINE {
+      return std::min(lanes, static_cast<std::int32_t>(b * vectors / blocks) * width);
+    };
+#if SALSOX_SIMD_X86
+    int team = 1;
+    if constexpr (P == SimdPath::AVX512)
+      team = parallel_for(blocks, [&](std::int64_t b) SALSOX_TARGET_AVX512 { lanes_of(bounds(b), bounds(b + 1)); });
+    else if constexpr (P == SimdPath::AVX2)
+      team = parallel_for(blocks, [&](std::int64_t b) SALSOX_TARGET_AVX2 { lanes_of(bounds(b), bounds(b + 1)); });
+    else
+#endif
+      team = parallel_for(blocks, [&](std::int64_t b) { lanes_of(bounds(b), bounds(b + 1)); });
+    score_team_max_ = std::max(score_team_max_, team);
+  }
   std::copy(acc, acc + slots, out);
 }
 

@@ -80,6 +80,7 @@ struct RunResult {
   // none), and per zealous round the labels at its start and the members of each cluster
   // tried (round index in zealous_round).
   double sums_drift = 0.0;
+  int score_threads = 1;  // the most threads a score pass had (debug)
   std::vector<std::vector<std::int32_t>> zealous_starts;
   std::vector<std::vector<std::int64_t>> zealous_tried;
   std::vector<std::int32_t> zealous_round;
@@ -136,6 +137,8 @@ class SalsoRun {
     if constexpr (has_threads_used<State>::value) res.threads = st_.threads_used();
     if constexpr (has_sums_drift<State>::value)
       if (opts_.debug) res.sums_drift = st_.sums_drift();
+    if constexpr (has_score_threads<State>::value)
+      if (opts_.debug) res.score_threads = st_.score_threads_used();
     res.loss = st_.expected_loss();
     res.labels = st_.labels();
     res.seconds = seconds_since(t0);

@@ -14,13 +14,17 @@ template <class S>
 struct has_set_threads<S, std::void_t<decltype(std::declval<S&>().set_threads(1))>> : std::true_type {};
 
 // Whether a State reports how many threads its passes inside a run actually had
-// (threads_used, reset_threads_used), keeps running sums it can recompute from its tables
+// (threads_used, reset_threads_used; score_threads_used: the score passes alone), keeps running sums it can recompute from its tables
 // (refresh_sums), and can say how far they drifted (sums_drift).
 template <class S, class = void>
 struct has_threads_used : std::false_type {};
 template <class S>
 struct has_threads_used<S, std::void_t<decltype(std::declval<S&>().threads_used()),
                                        decltype(std::declval<S&>().reset_threads_used())>> : std::true_type {};
+template <class S, class = void>
+struct has_score_threads : std::false_type {};
+template <class S>
+struct has_score_threads<S, std::void_t<decltype(std::declval<const S&>().score_threads_used())>> : std::true_type {};
 template <class S, class = void>
 struct has_refresh : std::false_type {};
 template <class S>

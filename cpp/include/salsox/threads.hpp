@@ -180,6 +180,12 @@ class Crew {
   // Whether some thread is idle, ready to help (relaxed: a helper that turns idle just after
   // misses one loop).
   bool has_helpers() const { return idle_.load(std::memory_order_relaxed) > 0; }
+  // The threads a loop shared from the calling thread may have now: itself and the idle ones
+  // (1 outside a crew; a hint, for loops that split their work by it).
+  static int team_here() {
+    const Place& place = here();
+    return place.crew ? 1 + place.crew->idle_.load(std::memory_order_relaxed) : 1;
+  }
 
   // body(lo, hi) over blocks of [0, count) by the calling thread (seated in slot `me`) and
   // whichever idle threads join; returns the threads that ran at least one block. An
