@@ -211,10 +211,25 @@ PYBIND11_MODULE(_core, m) {
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountLoss& loss) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
-        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive());
+        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive(), draws.kmax(),
+                                 RowOrder::Auto, draws.agreement());
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),
       "Bytes one search thread's count-table state takes.");
+
+  m.def(
+      "count_table_row_order",
+      [](const CompactDraws& draws, const CountLoss& loss) {
+        std::int64_t rows = 0;
+        for (const auto k : draws.clusters_per_draw()) rows += k;
+        const RowOrder order = with_count_type(draws.n(), [&](auto count) {
+          return CountTableState<std::uint8_t, decltype(count)>::choose_row_order(rows, draws.agreement(),
+                                                                                  !loss.additive());
+        });
+        return std::string(order == RowOrder::ByLabel ? "label" : "draw");
+      },
+      py::arg("draws"), py::arg("loss"),
+      "The row order ('draw' or 'label') a search's count tables take (SALSOX_TABLE_ORDER or table size).");
 
   def_salso<const CompactDraws&, const CountLoss&>(
       m, "salso_counts", "SALSO search for a count-based loss over the draws' contingency tables.",
@@ -227,7 +242,7 @@ PYBIND11_MODULE(_core, m) {
                                   using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
                                   return with_count_type(v.n, [&](auto count) {
                                     using State = CountTableState<Label, decltype(count)>;
-                                    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); },
+                                    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, RowOrder::Auto); },
                                                      opts, monitor);
                                   });
                                 });

@@ -41,13 +41,18 @@ namespace salsox {
 template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
-  CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters)
+  // `order`: how the rows are ordered (RowOrder::Auto chooses by table size, see
+  // choose_row_order); callback and count-sum states, which read a draw's rows as one block,
+  // keep the default ByDraw.
+  CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
+                  RowOrder order = RowOrder::ByDraw)
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
         full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(simd_path(false)) {
     constexpr std::size_t line = kCacheLine / sizeof(Count);
+    set_row_order(order == RowOrder::Auto ? choose_row_order(d_.rows, d_.agreement, track_stats_) : order);
     // Room for the widest layout (all max_clusters slots; see grow), one line for the alignment
     // below, one so that word reads past a short last row stay inside.
-    cnt_store_.assign(static_cast<std::size_t>(d_.rows * full_stride_) + 2 * line, 0);
+    cnt_store_.assign(static_cast<std::size_t>(nrows_ * full_stride_) + 2 * line, 0);
     set_layout(kFirstSlots);
     const auto misalign = reinterpret_cast<std::uintptr_t>(cnt_store_.data()) % kCacheLine;
     cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
@@ -82,9 +87,13 @@ class CountTableState {
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
   // labels and sizes (and theirs), the per-draw sums (and theirs) and the draw entropies of
   // draw_entropies and score_nid (eight 8-byte values per draw).
+  // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
+  static RowOrder choose_row_order(std::int64_t rows, double agreement, bool tracked);
+  // (kmax: the most clusters in a draw, for the by-label order.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                          bool tracked) {
+                          bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw) {
     const double line = kCacheLine;
+    if (order == RowOrder::ByLabel) rows = H * kmax;
     const double table = static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) *
                          sizeof(Count) + 2 * line;
     const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) : 0.0;
@@ -112,8 +121,10 @@ class CountTableState {
   int threads_used() const { return team_max_; }
   void reset_threads_used() { team_max_ = score_team_max_ = 1; }
   int score_threads_used() const { return score_team_max_; }  // the same for the score passes
-  // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states.
+  // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states
+  // (which keep the by-draw order: draw h's rows are d.base[h] onwards).
   const Count* counts() const { return cnt_; }
+  RowOrder row_order() const { return lstep_ == 1 ? RowOrder::ByDraw : RowOrder::ByLabel; }
   std::int64_t stride() const { return stride_; }
 
   void clear() {
@@ -164,7 +175,7 @@ class CountTableState {
   void close_slot(std::int32_t k) {
     const std::int32_t last = q_ - 1;
     if (k != last) {
-      for (std::int64_t r = 0; r < d_.rows; ++r) {
+      for (std::int64_t r = 0; r < nrows_; ++r) {
         Count* row = cnt_ + r * stride_;
         row[k] = row[last];
         row[last] = 0;
@@ -185,14 +196,15 @@ class CountTableState {
     if (k == old) return;
     grow(k + 1);
     const Label* lab = d_.item(i);
-    const std::int64_t* base = d_.base;
+    const std::int64_t* base = rbase_.data();
+    const std::int64_t step = lstep_;
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
     if (track_stats_) {
       double* J = J_.data();
       const double* dcell = dcell_.data();
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h]) * stride;
+        Count* row = cnt + (base[h] + lab[h] * step) * stride;
         const Count gone = --row[old];
         const Count came = row[k]++;
         J[h] += dcell[came] - dcell[gone];
@@ -200,7 +212,7 @@ class CountTableState {
       E_ += dest_[size_[k]] - dest_[size_[old] - 1];
     } else {
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h]) * stride;
+        Count* row = cnt + (base[h] + lab[h] * step) * stride;
         --row[old];
         ++row[k];
       });
@@ -218,7 +230,8 @@ class CountTableState {
   void shift_item(std::int64_t i, std::int32_t k) {
     hr_valid_ = false;
     const Label* lab = d_.item(i);
-    const std::int64_t* base = d_.base;
+    const std::int64_t* base = rbase_.data();
+    const std::int64_t step = lstep_;
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
     if (track_stats_) {
@@ -228,7 +241,7 @@ class CountTableState {
       const double* ddraw = ddraw_.data();
       const double* dcell = dcell_.data();
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h]) * stride;
+        Count* row = cnt + (base[h] + lab[h] * step) * stride;
         // The tabulated differences are taken at the lower of the two counts.
         const Count c = kAdd ? row[k]++ : --row[k];
         const Count s = kAdd ? row[kd]++ : --row[kd];
@@ -238,7 +251,7 @@ class CountTableState {
     } else {
       Count* col = cnt + k;
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count& x = col[(base[h] + lab[h]) * stride];
+        Count& x = col[(base[h] + lab[h] * step) * stride];
         if (kAdd) ++x;
         else --x;
       });
@@ -251,8 +264,8 @@ class CountTableState {
     hr_valid_ = false;
     for (std::int64_t h = 0; h < d_.H; ++h) {
       double dD = 0.0, dJ = 0.0;
-      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        Count* row = cnt_ + r * stride_;
+      for (std::int32_t l = 0; l < d_.k[h]; ++l) {
+        Count* row = cnt_ + (rbase_[h] + l * lstep_) * stride_;
         const Count x = row[k];
         if (x == 0) continue;
         row[k] = 0;
@@ -287,7 +300,7 @@ class CountTableState {
 
   // Saves the whole state, to be put back by restore() (a zealous update that did not help).
   void snapshot() {
-    const std::size_t used = static_cast<std::size_t>(d_.rows * stride_);
+    const std::size_t used = static_cast<std::size_t>(nrows_ * stride_);
     snap_cnt_.assign(cnt_, cnt_ + used);
     snap_stride_ = stride_;
     snap_cap_ = cap_;
@@ -316,28 +329,11 @@ class CountTableState {
   // Recomputes the running per-draw sums and the estimate sum from the table and the slot
   // sizes, so that the rounding of incremental updates does not build up over a long run
   // (the search calls it after each scan and zealous round that changed them).
-  void refresh_sums() {
-    if (!track_stats_) return;
-    hr_valid_ = false;
-    E_ = fresh_est_sum();
-    for (std::int64_t h = 0; h < d_.H; ++h) fresh_draw_sums(h, D_[h], J_[h]);
-  }
+  void refresh_sums();
 
   // The largest difference between a kept sum and its recomputation, relative to the larger
   // of 1 and the recomputed value (0 for additive losses, which keep none). For tests.
-  double sums_drift() const {
-    if (!track_stats_) return 0.0;
-    auto rel = [](double kept, double fresh) {
-      return std::abs(kept - fresh) / std::max(1.0, std::abs(fresh));
-    };
-    double worst = rel(E_, fresh_est_sum());
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      double D = 0.0, J = 0.0;
-      fresh_draw_sums(h, D, J);
-      worst = std::max({worst, rel(D_[h], D), rel(J_[h], J)});
-    }
-    return worst;
-  }
+  double sums_drift() const;
 
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
   // (out[q]); lower is better. Scores of one call are comparable with each other only.
@@ -350,44 +346,13 @@ class CountTableState {
 
   // The Monte Carlo expected loss of the current (complete or partial) allocation, from
   // scratch so that no incremental rounding leaks into reported values.
-  double expected_loss() const {
-    double E = 0.0;
-    for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]];
-    double total = 0.0;
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      double D = 0.0, J = 0.0;
-      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const Count* row = cnt_ + r * stride_;
-        std::int64_t s = 0;
-        for (std::int32_t k = 0; k < q_; ++k) {
-          s += row[k];
-          J += loss_.g_cell[row[k]];
-        }
-        D += loss_.g_draw[s];
-      }
-      total += loss_.combine(static_cast<double>(m_), D, E, J);
-    }
-    return total / static_cast<double>(d_.H);
-  }
+  double expected_loss() const;
 
  private:
   // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
   // an empty cell, as the incremental updates count them from a cleared table.
-  double fresh_est_sum() const {
-    double E = 0.0;
-    for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]] - loss_.g_est[0];
-    return E;
-  }
-  void fresh_draw_sums(std::int64_t h, double& D, double& J) const {
-    const double g_draw0 = loss_.g_draw[0], g_cell0 = loss_.g_cell[0];
-    D = 0.0;
-    J = 0.0;
-    for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-      const Count* row = cnt_ + r * stride_;
-      D += loss_.g_draw[row[cap_]] - g_draw0;
-      for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
-    }
-  }
+  double fresh_est_sum() const;
+  void fresh_draw_sums(std::int64_t h, double& D, double& J) const;
 
   // Scoring context: `old_` is the slot item i is virtually removed from (-1: i unallocated);
   // Es_ and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size
@@ -459,13 +424,13 @@ class CountTableState {
     const std::int32_t dec = old_;
     if (dec < 0) {
       for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-        const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+        const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
         f(D_[h] + ddraw_[row[cap_]], J_[h], row, dec);
       }
       return;
     }
     for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
       f(D_[h], J_[h] - dcell_[row[dec] - 1], row, dec);
     }
   }
@@ -507,7 +472,11 @@ class CountTableState {
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
 
-  // The row layout (count_table_rows.hpp): set_layout for an empty table, grow to fit slots.
+  // The row order and the row layout (count_table_rows.hpp): set_row_order once, set_layout for
+  // an empty table, grow to fit slots.
+  void set_row_order(RowOrder order);
+  // The row of draw h's cluster l.
+  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return rbase_[h] + l * lstep_; }
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
 
@@ -535,6 +504,11 @@ class CountTableState {
   // the number of its items allocated so far at index cap_; rows are stride_ apart. The layout
   // holds the slots in use (see grow), at most full_stride_ (max_clusters slots) wide.
   std::int64_t full_stride_, stride_ = 0;
+  // Draw h's cluster l is row rbase_[h] + l * lstep_ of nrows_: by draw, rbase_ = d_.base and
+  // lstep_ = 1 (a draw's rows together); by label, rbase_[h] = h and lstep_ = H (the rows of one
+  // label across the draws together, with room for kmax labels in every draw).
+  std::vector<std::int64_t> rbase_;
+  std::int64_t lstep_ = 1, nrows_ = 0;
   std::int32_t cap_ = 0;
   SimdPath simd_;
   std::vector<Count> cnt_store_;
@@ -578,11 +552,15 @@ class CountTableState {
   std::int64_t snap_m_ = 0;
 };
 
-// CountTableState::footprint with the count width the engine picks for n items.
+// CountTableState::footprint with the count width the engine picks for n items (and, for
+// RowOrder::Auto, the row order it picks for draws with this agreement).
 inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                                bool tracked) {
+                                bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
+                                double agreement = 0.0) {
   return with_count_type(n, [&](auto count) {
-    return CountTableState<std::uint8_t, decltype(count)>::footprint(rows, H, n, max_clusters, tracked);
+    using State = CountTableState<std::uint8_t, decltype(count)>;
+    if (order == RowOrder::Auto) order = State::choose_row_order(rows, agreement, tracked);
+    return State::footprint(rows, H, n, max_clusters, tracked, kmax, order);
   });
 }
 
@@ -590,6 +568,7 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
 
 // The scoring member functions (declared above), one header per loss family.
 #include "count_table_rows.hpp"
+#include "count_table_sums.hpp"
 #include "scores_binder_vi.hpp"
 #include "scores_entropy.hpp"
 #include "scores_omari.hpp"

@@ -3,12 +3,52 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "count_table.hpp"
 
 namespace salsox {
+
+// Sets the row order (before the table is allocated).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::set_row_order(RowOrder order) {
+  rbase_.resize(static_cast<std::size_t>(d_.H) + 1);
+  if (order == RowOrder::ByLabel) {
+    for (std::int64_t h = 0; h <= d_.H; ++h) rbase_[h] = h;
+    lstep_ = d_.H;
+    nrows_ = d_.H * d_.kmax;
+  } else {
+    std::copy(d_.base, d_.base + d_.H + 1, rbase_.begin());
+    lstep_ = 1;
+    nrows_ = d_.rows;
+  }
+}
+
+// The row order RowOrder::Auto takes. By label, an item's rows in consecutive draws that give it
+// the same label are neighbours (often in one cache line); by draw, each draw's row is a line of
+// its own, but the table is compact (by label it has room for kmax rows per draw). Measured
+// (benchmarks/bench_layout.py, 16 runs): by label was 4-23% faster on ex1 and ex2 (tables of
+// 540 KB at 8-byte rows, over the 512 KB L2 cache; 72% of labels as in the draw before) and
+// 2-20% slower on iris and galaxy (78 and 450 KB; 25% and 45%). So: by label when the table at
+// its first width would not fit in 512 KB and most labels repeat from one draw to the next.
+// SALSOX_TABLE_ORDER=draw|label forces one (for tests and measurements).
+template <class Label, class Count>
+inline RowOrder CountTableState<Label, Count>::choose_row_order(std::int64_t rows, double agreement, bool tracked) {
+  if (const char* env = std::getenv("SALSOX_TABLE_ORDER")) {
+    const std::string want(env);
+    if (want == "draw") return RowOrder::ByDraw;
+    if (want == "label") return RowOrder::ByLabel;
+    if (!want.empty() && want != "auto")
+      throw std::invalid_argument("SALSOX_TABLE_ORDER must be one of auto, draw, label; got '" + want + "'");
+  }
+  const double bytes = static_cast<double>(rows) * static_cast<double>(row_stride(kFirstSlots + (tracked ? 1 : 0))) *
+                       static_cast<double>(sizeof(Count));
+  return bytes > 512.0 * 1024.0 && agreement >= 0.6 ? RowOrder::ByLabel : RowOrder::ByDraw;
+}
 
 // Sets an empty table's layout to the narrowest stride holding `slots` slots (and the
 // allocated-items column), with as many slots as that stride holds, up to max_clusters.
@@ -29,7 +69,7 @@ inline void CountTableState<Label, Count>::grow(std::int32_t slots) {
   const std::int32_t old_cap = cap_;
   set_layout(std::max(slots, 2 * old_cap));
   std::vector<Count> tmp(static_cast<std::size_t>(old_stride));
-  for (std::int64_t r = d_.rows - 1; r >= 0; --r) {
+  for (std::int64_t r = nrows_ - 1; r >= 0; --r) {
     std::copy(cnt_ + r * old_stride, cnt_ + (r + 1) * old_stride, tmp.begin());
     Count* row = cnt_ + r * stride_;
     std::fill(row, row + stride_, Count{0});

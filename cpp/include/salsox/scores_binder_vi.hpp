@@ -22,7 +22,7 @@ inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* 
     std::int64_t* acc = part_int_.data() + c * q;
     std::fill(acc, acc + q, 0);
     for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
-      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
     }
   });
@@ -76,15 +76,15 @@ inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
     const std::int64_t lo = c * kChunk;
     std::int64_t h = chunk_end(c) - 1;
     for (; h >= lo + 3; h -= 4) {
-      const Count* r0 = cnt_ + (d_.base[h] + lab[h]) * stride_;
-      const Count* r1 = cnt_ + (d_.base[h - 1] + lab[h - 1]) * stride_;
-      const Count* r2 = cnt_ + (d_.base[h - 2] + lab[h - 2]) * stride_;
-      const Count* r3 = cnt_ + (d_.base[h - 3] + lab[h - 3]) * stride_;
+      const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
+      const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
+      const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
+      const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
       if constexpr (kMove) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
     }
     for (; h >= lo; --h) {
-      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
       if constexpr (kMove) own += dc[row[old] - 1];
     }

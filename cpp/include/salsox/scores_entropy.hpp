@@ -207,7 +207,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     const Label* lab = d_.item(i);
     const std::int32_t dec = old_;
     for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-      const Count* row = cnt_ + (d_.base[h] + lab[h]) * stride_;
+      const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
       hj_at[rank[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
       const double hr = hr_of[h], inv_hr = inv_hr_of[h];
       for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
