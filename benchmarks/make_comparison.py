@@ -142,11 +142,17 @@ WHY_BELOW_TARGET = [
     "0.1% of R's best of 128. Following Algorithm 1 exactly is faster (on iris: omARI 1.8x, NVI",
     "2.2x) but misses that bar (iris NVI +0.24%, NID +0.38%).",
     "",
+    "Since then: SIMD kernels for omARI, NVI, ID and NID (chosen at run time), count tables as",
+    "wide as the clusters in use, and rows ordered by label rather than by draw where the table",
+    "outgrows L2 and labels repeat from draw to draw (ex1, ex2: 4-23% faster there;",
+    "benchmarks/bench_layout.py). On this CPU four-wide double division is no faster per element",
+    "than two-wide, so the division-bound rows (omARI, NVI, NID) need less work per candidate,",
+    "not wider vectors, to reach 3x.",
+    "",
     "Tried and measured without a gain on these rows: software prefetch of the coming rows, dense",
     "branch-free cell loops, slot loops of fixed width, scoring the next items of a scan in the",
-    "same pass (speculatively), a label-major table layout (faster on ex1 and ex2, slower on",
-    "galaxy and iris), one division per group of draws with equal pair counts for omARI, and",
-    "visiting the draws in sorted-entropy order for NID.",
+    "same pass (speculatively), one division per group of draws with equal pair counts for omARI,",
+    "and visiting the draws in sorted-entropy order for NID.",
 ]
 
 
