@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["SalsoxWarning"]
+import os
+import sys
+import warnings
+
+__all__ = ["SalsoxWarning", "warn_at_caller"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class SalsoxWarning(UserWarning):
@@ -24,3 +30,14 @@ class SalsoxWarning(UserWarning):
     >>> str(caught[0].message).startswith("the estimate has 2 clusters, the default cap")
     True
     """
+
+
+def warn_at_caller(message: str, category: type = SalsoxWarning) -> None:
+    """Warn at the first frame outside salsox: the user's own call, however deep inside salsox
+    the warning arises (``salso`` called by ``chips``, ``tune``, a ``threshold`` method...)."""
+    frame = sys._getframe(1)
+    level = 2  # stacklevel 2 is warn_at_caller's caller
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

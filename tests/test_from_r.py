@@ -264,6 +264,20 @@ def test_warns_when_seconds_cut_the_runs_short(iris):
     assert est.info["runs_done"] < 10**6 and est.info["budget_exhausted"]
 
 
+def test_warnings_point_at_the_users_call_however_deep_in_salsox():
+    # Shown at this file's lines, not inside salsox (salso called by chips, by a threshold method).
+    draws = np.random.default_rng(0).integers(0, 2, size=(50, 20))
+    with pytest.warns(salsox.SalsoxWarning, match="default cap") as direct:
+        salsox.salso(draws, "binder", n_runs=4, seed=1, n_jobs=1)
+    with pytest.warns(salsox.SalsoxWarning, match="default cap") as via_chips:
+        path = salsox.chips(draws, 0.0, path=False, n_runs=4, seed=1, complete=True, loss="binder")
+    assert path.completed is not None
+    with pytest.warns(salsox.SalsoxWarning, match="default cap") as via_method:
+        salsox.chips(draws, path=True, n_runs=4, seed=1, loss="binder").threshold(0.0)
+    for caught in (direct, via_chips, via_method):
+        assert {w.filename for w in caught if issubclass(w.category, salsox.SalsoxWarning)} == {__file__}
+
+
 # ---- summaries: R's exemplar and ordering rules --------------------------------------------
 
 

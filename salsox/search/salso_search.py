@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from .._warnings import SalsoxWarning
+from .._warnings import warn_at_caller
 from .._validation import (
     as_label_matrix,
     check_int,
@@ -287,24 +286,20 @@ def salso(
 
 
 def _warn_as_r(est: Estimate, n_runs: int, default_cap: bool, n: int) -> None:
-    """R salso's two warnings, as :class:`SalsoxWarning` (stacklevel: the caller of salso)."""
+    """R salso's two warnings, as :class:`SalsoxWarning`, shown at the user's call."""
     done = est.info["runs_done"]
     if done < n_runs and est.info["budget_exhausted"]:
-        warnings.warn(
+        warn_at_caller(
             f"only {done} of the requested {n_runs} run{'s were' if n_runs != 1 else ' was'} done "
             "before the seconds budget ran out: raise seconds or lower n_runs",
-            SalsoxWarning,
-            stacklevel=3,
         )
     cap = est.info["max_clusters"]
     # A cap of n items cannot bind, and a cap of 1 means every draw is one cluster, which the
     # estimate then matches exactly (R warns in both cases too, uselessly).
     if default_cap and 1 < cap < n and est.n_clusters == cap:
-        warnings.warn(
+        warn_at_caller(
             f"the estimate has {cap} clusters, the default cap (the most clusters in any draw): "
             "a larger max_clusters may give a better estimate",
-            SalsoxWarning,
-            stacklevel=3,
         )
 
 
