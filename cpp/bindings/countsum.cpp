@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -130,6 +131,41 @@ void bind_countsum(py::module_& m) {
         return table + 2.0 * 8.0 * sums * static_cast<double>(draws.H()) + 2.0 * 4.0 * static_cast<double>(rows);
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"), "Bytes one search thread's count-sum state takes.");
+
+  m.def(
+      "countsum_scores",
+      [](const CompactDraws& draws, const CountSumLoss& loss, const CArray<std::int32_t>& labels, std::int64_t item,
+         bool allocated) {
+        check_loss(draws, loss);
+        const std::int64_t n = draws.n();
+        if (labels.ndim() != 1 || labels.shape(0) != n) throw std::invalid_argument("labels must have n entries");
+        if (item < 0 || item >= n) throw std::invalid_argument("item must be in 0..n-1");
+        std::vector<std::int32_t> lab(labels.data(), labels.data() + n);
+        std::int32_t q = 0;
+        for (const auto x : lab) {
+          if (x < 0 || x >= n) throw std::invalid_argument("labels must be in 0..n-1");
+          q = std::max(q, x + 1);
+        }
+        std::vector<double> out;
+        draws.visit([&](auto v) {
+          using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+          with_count_type(v.n, [&](auto count) {
+            CountSumState<Label, decltype(count)> state(v, loss, q + 1);
+            state.rebuild(lab);
+            if (!allocated) state.remove(item);
+            out.assign(static_cast<std::size_t>(state.slots()) + 1, 0.0);
+            if (allocated) state.score_move(item, out.data());
+            else state.score(item, out.data());
+            return 0;
+          });
+          return 0;
+        });
+        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+      },
+      py::arg("draws"), py::arg("loss"), py::arg("labels"), py::arg("item"), py::arg("allocated") = true,
+      "The search's scores of `item` (for tests): the sum over draws of the formula with the item moved to "
+      "each slot 0..q (q: a new cluster), from the partition `labels`; with allocated=False the item is "
+      "taken out first and scored as unallocated.");
 
   def_salso<const CompactDraws&, const CountSumLoss&>(
       m, "salso_countsum", "SALSO search minimising the mean over draws of a count-sum formula.",

@@ -239,10 +239,11 @@ inline void cs_map1(std::int64_t len, CsArg a, double* out, F f) {
 
 // out[b * Q + k] = f(x, y) for b < nb, k < Q, one operand varying with b (per draw) and the
 // other with k (per slot): one dispatch per block, and an inner loop over the slots that
-// vectorises.
+// vectorises (the output is a block buffer, never an operand: restrict spares the overlap
+// check per draw).
 template <class F>
-inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b, double* out,
-                          F f) {
+inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* __restrict a, bool a_draw,
+                          const double* __restrict b, double* __restrict out, F f) {
   if (a_draw) {
     for (std::int64_t r = 0; r < nb; ++r) {
       const double x = a[r];

@@ -401,73 +401,7 @@ class CountSumState {
       score_sparse(i, old, std::max<std::int64_t>(1, std::min({d_.H, kSparseDraws, list_cap_ / std::max(1, q)})), out);
       return;
     }
-    for (std::int32_t v : tiled_) {
-      const double* s = slotv_[v].data();
-      double* t = tiles_[tile_of_[v]].data();
-      for (std::int64_t b = 0; b < Bd; ++b)
-        for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
-    }
-    std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
-    const Label* lab = d_.item(i);
-    const Count* cnt = table_.counts();
-    const std::int64_t stride = table_.stride();
-    const CsNode& res = loss_.nodes[loss_.result];
-    // Blocks from the last draw down: add and remove touched the last draws' rows last.
-    for (std::int64_t end = d_.H; end > 0; end -= Bd) {
-      const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
-      const std::int64_t nb = end - h0;
-      for (std::int64_t b = 0; b < nb; ++b) {
-        const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-        row_index_[b] = r;
-        rows_[b] = cnt + r * stride;
-      }
-      for (std::int32_t v : block_prog_) {
-        const CsNode& x = loss_.nodes[v];
-        if (x.op == CsOp::Draw) {
-          double* o = drawv_[v].data();
-          const double* S = draw_.data() + x.a * d_.H + h0;
-          if (old >= 0) {
-            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
-          } else {
-            const double* dd = diff_[2][x.a].data();
-            for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
-          }
-        } else if (x.op == CsOp::Cell) {
-          gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
-        } else if (x.shape == kDraw) {
-          cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
-        } else if (outer_[v]) {
-          outer(x, nb, Q, pool_[full_of_[v]].data());
-        } else if (fuse_[v].kind != kFuseNone) {
-          cs_apply_fused(loss_, x, fuse_[v], nb * Q, [&](std::int32_t u) { return arg(u, kFull); },
-                         pool_[full_of_[v]].data());
-        } else {
-          cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
-        }
-        if (bcast_of_[v] >= 0) {
-          const double* s = drawv_[v].data();
-          double* t = pool_[bcast_of_[v]].data();
-          for (std::int64_t b = 0; b < nb; ++b)
-            for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[b];
-        }
-      }
-      if (res.shape == kFull) {
-        const double* f = pool_[full_of_[loss_.result]].data();
-        for (std::int64_t b = 0; b < nb; ++b)
-          for (std::int64_t k = 0; k < Q; ++k) acc_[k] += f[b * Q + k];
-      } else if (res.shape == kDraw) {
-        double t = 0.0;
-        const double* f = drawv_[loss_.result].data();
-        for (std::int64_t b = 0; b < nb; ++b) t += f[b];
-        for (std::int64_t k = 0; k < Q; ++k) acc_[k] += t;
-      }
-    }
-    const double H = static_cast<double>(d_.H);
-    for (std::int64_t k = 0; k < Q; ++k) {
-      if (res.shape == kSlot) out[k] = H * slotv_[loss_.result][k];
-      else if (res.shape == kScalar) out[k] = H * scal_[loss_.result];
-      else out[k] = acc_[k];
-    }
+    score_dense_on(i, old, Bd, out);
   }
 
   // Nodes the roots depend on.
@@ -507,6 +441,16 @@ class CountSumState {
   // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
   // in every nonzero cell, the formula's value less the separable form's.
   void score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);  // countsum_sparse.hpp
+
+  // The dense scores (every draw x slot, blocks of Bd draws), compiled once per instruction
+  // set (countsum_dense.hpp): score_dense_on runs the path the count table picked (simd.hpp).
+  template <SimdPath P>
+  void score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
+  void score_dense_baseline(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
+#if SALSOX_SIMD_X86
+  void score_dense_avx2(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
+#endif
+  void score_dense_on(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
 
   // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
   // its Draw operands are constants and its Slot operands vectors over the slots.
@@ -570,4 +514,5 @@ class CountSumState {
 
 }  // namespace salsox
 
+#include "countsum_dense.hpp"
 #include "countsum_sparse.hpp"

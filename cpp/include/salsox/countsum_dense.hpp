@@ -1,0 +1,150 @@
+// The dense scores of CountSumState (declared in countsum_state.hpp, which includes this file
+// after the class): every draw x candidate slot, the compiled formula run node by node over
+// blocks of draws x slots. The block loops are compiled once per instruction set (simd.hpp):
+// each element is one candidate in one draw and every node is an elementwise IEEE operation
+// (no path contracts a multiply and an add, see CMakeLists.txt), and each slot sums its draws
+// in the same order on every path, so the paths give the same bits.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if SALSOX_SIMD_X86
+#include <immintrin.h>
+#endif
+
+#include "countsum_state.hpp"
+#include "simd.hpp"
+
+namespace salsox {
+
+#if SALSOX_SIMD_X86
+// sqrt over an array, four at a time (std::sqrt may set errno, which keeps the compiler from
+// vectorising its loop; vsqrtpd is the same correctly rounded operation).
+SALSOX_TARGET_AVX2 inline void cs_sqrt_avx2(std::int64_t len, const double* a, double* out) {
+  std::int64_t e = 0;
+  for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_sqrt_pd(_mm256_loadu_pd(a + e)));
+  for (; e < len; ++e) out[e] = std::sqrt(a[e]);
+}
+#endif
+
+template <SimdPath P>
+inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
+#if SALSOX_SIMD_X86
+  if constexpr (P != SimdPath::Baseline) {
+    if (a.p) return cs_sqrt_avx2(len, a.p, out);
+  }
+#endif
+  cs_sqrt(len, a, out);
+}
+
+template <class Label, class Count>
+template <SimdPath P>
+inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+  const std::int32_t q = table_.slots();
+  const std::int64_t Q = q + 1;
+  for (std::int32_t v : tiled_) {
+    const double* s = slotv_[v].data();
+    double* t = tiles_[tile_of_[v]].data();
+    for (std::int64_t b = 0; b < Bd; ++b)
+      for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
+  }
+  std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
+  const Label* lab = d_.item(i);
+  const Count* cnt = table_.counts();
+  const std::int64_t stride = table_.stride();
+  const CsNode& res = loss_.nodes[loss_.result];
+  // Blocks from the last draw down: add and remove touched the last draws' rows last.
+  for (std::int64_t end = d_.H; end > 0; end -= Bd) {
+    const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
+    const std::int64_t nb = end - h0;
+    for (std::int64_t b = 0; b < nb; ++b) {
+      const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
+      row_index_[b] = r;
+      rows_[b] = cnt + r * stride;
+      // The rows are scattered over the table: start every miss of the block at once.
+      __builtin_prefetch(rows_[b]);
+    }
+    for (std::int32_t v : block_prog_) {
+      const CsNode& x = loss_.nodes[v];
+      if (x.op == CsOp::Draw) {
+        double* o = drawv_[v].data();
+        const double* S = draw_.data() + x.a * d_.H + h0;
+        if (old >= 0) {
+          for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
+        } else {
+          const double* dd = diff_[2][x.a].data();
+          for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
+        }
+      } else if (x.op == CsOp::Cell) {
+        gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
+      } else if (x.shape == kDraw) {
+        cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
+      } else if (outer_[v]) {
+        outer(x, nb, Q, pool_[full_of_[v]].data());
+      } else if (fuse_[v].kind != kFuseNone) {
+        cs_apply_fused(loss_, x, fuse_[v], nb * Q, [&](std::int32_t u) { return arg(u, kFull); },
+                       pool_[full_of_[v]].data());
+      } else if (x.op == CsOp::Sqrt) {
+        cs_sqrt_on<P>(nb * Q, arg(x.a, kFull), pool_[full_of_[v]].data());
+      } else {
+        cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
+      }
+      if (bcast_of_[v] >= 0) {
+        const double* s = drawv_[v].data();
+        double* t = pool_[bcast_of_[v]].data();
+        for (std::int64_t b = 0; b < nb; ++b)
+          for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[b];
+      }
+    }
+    if (res.shape == kFull) {
+      // Local restrict pointers: the accumulators and the values never overlap, so the slot
+      // loop needs no overlap check per draw.
+      const double* __restrict f = pool_[full_of_[loss_.result]].data();
+      double* __restrict acc = acc_.data();
+      for (std::int64_t b = 0; b < nb; ++b)
+        for (std::int64_t k = 0; k < Q; ++k) acc[k] += f[b * Q + k];
+    } else if (res.shape == kDraw) {
+      double t = 0.0;
+      const double* f = drawv_[loss_.result].data();
+      for (std::int64_t b = 0; b < nb; ++b) t += f[b];
+      for (std::int64_t k = 0; k < Q; ++k) acc_[k] += t;
+    }
+  }
+  const double H = static_cast<double>(d_.H);
+  for (std::int64_t k = 0; k < Q; ++k) {
+    if (res.shape == kSlot) out[k] = H * slotv_[loss_.result][k];
+    else if (res.shape == kScalar) out[k] = H * scal_[loss_.result];
+    else out[k] = acc_[k];
+  }
+}
+
+template <class Label, class Count>
+void CountSumState<Label, Count>::score_dense_baseline(std::int64_t i, std::int32_t old, std::int64_t Bd,
+                                                        double* out) {
+  score_dense<SimdPath::Baseline>(i, old, Bd, out);
+}
+
+#if SALSOX_SIMD_X86
+// Everything the dense score calls is inlined here (flatten), so that its loops are compiled
+// for AVX2. AVX-512 CPUs run this path too.
+template <class Label, class Count>
+SALSOX_TARGET_AVX2 __attribute__((flatten)) void CountSumState<Label, Count>::score_dense_avx2(
+    std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+  score_dense<SimdPath::AVX2>(i, old, Bd, out);
+}
+#endif
+
+template <class Label, class Count>
+inline void CountSumState<Label, Count>::score_dense_on(std::int64_t i, std::int32_t old, std::int64_t Bd,
+                                                        double* out) {
+#if SALSOX_SIMD_X86
+  if (table_.simd() != SimdPath::Baseline) return score_dense_avx2(i, old, Bd, out);
+#endif
+  score_dense_baseline(i, old, Bd, out);
+}
+
+}  // namespace salsox

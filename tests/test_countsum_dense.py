@@ -1,0 +1,110 @@
+"""Dense count-sum scores (cpp/include/salsox/countsum_dense.hpp): the block evaluation is
+compiled once per instruction set, and every path must give the same bits, run by run (each
+run's expected loss as float.hex, labels, scans and zealous counts), so that a difference in
+any score, not only in the best run, shows. The formulas cover every node kind the dense
+blocks run (outer combinations, fused pairs, sqrt, libm calls, comparisons, where)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+import pytest
+
+import salsox
+from salsox import _core
+from salsox.plugins import CountSumLoss
+from conftest import load_draws
+
+OPTIONS: Dict[str, Any] = dict(max_zealous=10, prob_sequential=0.5, max_scans=0, seconds=0.0, n_jobs=1)
+
+
+def pairs(c: np.ndarray, n: int) -> np.ndarray:
+    c = np.asarray(c, dtype=np.float64)
+    return c * (c - 1) / 2
+
+
+def xlog2x(c: np.ndarray, n: int) -> np.ndarray:
+    c = np.asarray(c, dtype=np.float64)
+    out = np.zeros_like(c)
+    np.multiply(c, np.log2(c, where=c > 0, out=np.ones_like(c)), out=out, where=c > 0)
+    return out
+
+
+PAIRS = {"X": ("cell", pairs), "B": ("estimate", pairs), "A": ("draw", pairs)}
+ENTROPY = {"J": ("cell", xlog2x), "E": ("estimate", xlog2x), "D": ("draw", xlog2x)}
+HD, HE, HJ = "max(0, log2(n) - D / n)", "max(0, log2(n) - E / n)", "max(0, log2(n) - J / n)"
+
+LOSSES = [
+    CountSumLoss("jaccard-d", PAIRS, "where(A + B - X == 0, 0, 1 - X / (A + B - X))"),
+    CountSumLoss("fm-d", PAIRS, "1 - where(A * B == 0, A + B == 0, X / sqrt(A * B))"),
+    # sqrt of a per-draw x per-slot product and of a cell expression, exp, log, pow, abs, min.
+    CountSumLoss(
+        "mixed-d",
+        PAIRS,
+        "where(A + B == 0, 0, abs(sqrt(A + B - X) - sqrt(X + 0 * A)) / sqrt(A + B)"
+        " + min(1, exp(-X / (1 + A)) * log(1 + B) ** 0.5) * (X < A))",
+    ),
+    CountSumLoss("nmi-sqrt-d", ENTROPY,
+                 f"where(max({HD}, {HE}) <= 1e-12, 0, where(min({HD}, {HE}) <= 1e-12, 1, "
+                 f"max(0, 1 - ({HD} + {HE} - {HJ}) / sqrt({HD} * {HE}))))"),
+]
+
+
+def _record(x: np.ndarray, loss: CountSumLoss, max_clusters: int, n_runs: int, seed: int) -> List[Dict[str, Any]]:
+    draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
+    compiled = loss._count_loss(draws.n)
+    assert not compiled.sparse  # these run the dense scores
+    raw = _core.salso_countsum(draws, compiled, max_clusters, n_runs, seed=seed, **OPTIONS)
+    runs = [{key: (float(v).hex() if key == "loss" else v) for key, v in r.items() if key not in ("seconds", "threads")}
+            for r in raw["runs"]]
+    return runs + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
+
+
+def _random_draws(seed: int, H: int = 120, n: int = 40, k: int = 12) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n)
+    draws = np.tile(truth, (H, 1))
+    moved = rng.random((H, n)) < 0.3
+    draws[moved] = rng.integers(0, k + 3, moved.sum())
+    return draws.astype(np.int32)
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=[x.name for x in LOSSES])
+def test_every_path_gives_the_same_runs(loss: CountSumLoss, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _core.simd_paths()
+    # Blocks of one draw (many slots) and of many draws, cluster caps that bind and do not.
+    problems = [(np.asarray(load_draws("iris")[:300]), 20, 3), (np.asarray(load_draws("galaxy")[:400]), 20, 3),
+                (_random_draws(2, n=70, k=20), 40, 2)]
+    for x, cap, runs in problems:
+        found = {}
+        for path in paths:
+            monkeypatch.setenv("SALSOX_SIMD", path)
+            found[path] = _record(x, loss, cap, runs, seed=7)
+        for path in paths[1:]:
+            assert found[path] == found["baseline"], (loss.name, path)
+
+
+def test_scores_are_the_formula_of_the_moved_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The score of every candidate slot, on every path, is H times the expected loss of the
+    # partition with the item moved there, each draw's formula evaluated on its own.
+    x = np.asarray(load_draws("galaxy")[:150])
+    draws = salsox.Draws(x)
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 5, draws.n_items).astype(np.int32)
+    labels = np.unique(labels, return_inverse=True)[1].astype(np.int32)
+    for loss in LOSSES:
+        compiled = loss._count_loss(draws.n_items)
+        for item, allocated in ((0, True), (7, True), (81, True), (7, False)):
+            q = labels.max() + 1
+            moved = np.repeat(labels[None, :], q + 1, axis=0)
+            moved[:, item] = np.arange(q + 1)
+            want = salsox.partition_loss(moved, draws, loss) * draws.n_draws
+            by_path = {}
+            for path in _core.simd_paths():
+                monkeypatch.setenv("SALSOX_SIMD", path)
+                got = np.asarray(_core.countsum_scores(draws._core, compiled, labels, item, allocated))
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9, err_msg=f"{loss.name} {path} {item}")
+                by_path[path] = [float(v).hex() for v in got]
+            # Bit for bit the same on every path (a last-bit difference would not show above).
+            assert all(v == by_path["baseline"] for v in by_path.values()), (loss.name, item)
