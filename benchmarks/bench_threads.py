@@ -28,7 +28,7 @@ import numpy as np
 import salsox
 from _common import DATASETS, load_draws, print_table
 
-LOSSES = ("VI", "binder", "omARI", "NVI", "NID")
+LOSSES = ("VI", "binder", "omARI", "NVI", "NID", "ID")
 SETTINGS: Dict[str, Dict[str, Any]] = {
     "1 thread": dict(n_jobs=1),
     "2 alone": dict(n_jobs=2, inner_jobs=1),

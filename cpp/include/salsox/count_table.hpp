@@ -67,7 +67,6 @@ class CountTableState {
     inv_he_.assign(kd_ + 1 + kSimdPad, 0.0);
     sorted_he_.assign(kd_ + 1, 0.0);
     order_.assign(kd_ + 1, 0);
-    nz_.assign(kd_ + 1, 0);
     bucket_n_.assign(kd_ + 2, 0);
     bucket_a_.assign(kd_ + 2, 0.0);
     bucket_b_.assign(kd_ + 2, 0.0);
@@ -83,20 +82,22 @@ class CountTableState {
     }
   }
 
-  // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
-  // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
-  // labels and sizes (and theirs), the per-draw sums (and theirs) and the draw entropies of
-  // draw_entropies and score_nid (eight 8-byte values per draw).
   // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
   static RowOrder choose_row_order(std::int64_t rows, double agreement, bool tracked);
-  // (kmax: the most clusters in a draw, for the by-label order.)
+
+  // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
+  // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
+  // labels and sizes (and theirs), the per-draw sums (and theirs), the draw entropies of
+  // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums
+  // and a 4-byte index per slot). (kmax: the most clusters in a draw, for the by-label order.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                           bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw) {
     const double line = kCacheLine;
     if (order == RowOrder::ByLabel) rows = H * kmax;
     const double table = static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) *
                          sizeof(Count) + 2 * line;
-    const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) : 0.0;
+    const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 36.0;
+    const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
     return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw;
   }
 
@@ -112,9 +113,8 @@ class CountTableState {
   std::int64_t size(std::int32_t k) const { return size_[k]; }
   std::int32_t label(std::int64_t i) const { return est_[i]; }
   const std::vector<std::int32_t>& labels() const { return est_; }
-  // Threads used inside one run, over draws: add, remove, the Binder/VI/tabulated scores and
-  // the cell sums of ID scans, the omARI score. Results do not depend on it. Other scores run
-  // on one thread.
+  // Threads used inside one run, over draws: add, remove and every score pass (the ID and NID
+  // scans' sorting of the draw entropies excepted). Results do not depend on it.
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
   // The most threads a pass over the draws actually had since reset_threads_used (fewer than
   // set_threads asked for when the runtime would not nest a parallel region).
@@ -419,21 +419,15 @@ class CountTableState {
   // slots, of which cell `dec` (the slot item i is virtually removed from, or -1) is to be read
   // one lower: cell k holds row[k] - (k == dec).
   template <class F>
-  SALSOX_INLINE void for_each_draw(std::int64_t i, F f) const {
-    const Label* lab = d_.item(i);
-    const std::int32_t dec = old_;
-    if (dec < 0) {
-      for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-        const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
-        f(D_[h] + ddraw_[row[cap_]], J_[h], row, dec);
-      }
-      return;
-    }
-    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-      const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
-      f(D_[h], J_[h] - dcell_[row[dec] - 1], row, dec);
-    }
-  }
+  SALSOX_INLINE void for_each_draw(std::int64_t i, F f) const;
+  // The same over draws hi-1 down to lo, with the draw as a fifth argument (count_table_rows.hpp).
+  template <class F>
+  SALSOX_INLINE void for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const;
+  // A score pass's loop over blocks, and its sums over fixed chunks of draws (scores_shared.hpp).
+  template <SimdPath P, class F>
+  SALSOX_INLINE void share_score(std::int64_t count, const F& f);
+  template <SimdPath P, class Body>
+  SALSOX_INLINE const double* draw_chunks(std::int32_t width, const Body& body);
 
   // for (i = 0; i < count; ++i) f(i), over threads_ threads or shared with the search's idle
   // threads (Crew; the same result either way). With one thread the loop runs inline:
@@ -444,7 +438,7 @@ class CountTableState {
   // Returns the threads that took part.
   template <class F>
   int parallel_for(std::int64_t count, const F& f) const {
-    if (const int joined = d_.H >= 1024 ? Crew::share_here(count, f) : 0) {  // 1024: see Crew
+    if (const int joined = d_.H >= kShareDraws ? Crew::share_here(count, f) : 0) {
       team_max_ = std::max(team_max_, joined);
       return joined;
     }
@@ -467,7 +461,9 @@ class CountTableState {
   }
 
   // Threads parallel_for may run a pass over the draws on now (a hint: the result never depends on it).
-  int shared_threads() const { return d_.H >= 1024 ? std::max(threads_, Crew::team_here()) : 1; }
+  int shared_threads() const { return d_.H >= kShareDraws ? std::max(threads_, Crew::team_here()) : 1; }
+  // Passes over fewer draws take less time than handing blocks to another core: not shared.
+  static constexpr std::int64_t kShareDraws = 1024;
 
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
@@ -480,8 +476,9 @@ class CountTableState {
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
 
-  // Draws per chunk of the additive scores' reductions (see score_additive).
-  static constexpr std::int64_t kChunk = 2048;
+  // Draws per chunk of the additive scores' reductions (see score_additive), and of the
+  // entropy scores' (see draw_chunks: enough chunks for a few threads from 1,000 draws on).
+  static constexpr std::int64_t kChunk = 2048, kDrawChunk = 256;
   std::int64_t n_chunks() const { return (d_.H + kChunk - 1) / kChunk; }
   std::int64_t chunk_end(std::int64_t c) const { return std::min(d_.H, (c + 1) * kChunk); }
 
@@ -518,7 +515,7 @@ class CountTableState {
   std::vector<double> acc_, e_new_;
   // Scratch for the non-additive scores, indexed by slot (0..q) or bucket (0..q+1).
   std::vector<double> e_norm_, e_x_, he_, inv_he_, sorted_he_;
-  std::vector<std::int32_t> order_, nz_;
+  std::vector<std::int32_t> order_;
   std::vector<std::int64_t> bucket_n_;
   std::vector<double> bucket_a_, bucket_b_, bucket_c_;
   std::vector<std::int64_t> acc_int_, part_int_;
@@ -541,6 +538,9 @@ class CountTableState {
   bool hr_valid_ = false;
   // Scratch for score_nid: each draw's joint entropy, at the draw's rank.
   std::vector<double> hj_by_rank_;
+  // Scratch for draw_chunks: each chunk's sums and nonzero-cell list, and their totals.
+  std::vector<double> chunk_part_, chunk_sum_;
+  std::vector<std::int32_t> chunk_nz_;
   // The state saved by snapshot().
   std::vector<Count> snap_cnt_;
   std::vector<std::int32_t> snap_est_;
@@ -570,6 +570,7 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
 #include "count_table_rows.hpp"
 #include "count_table_sums.hpp"
 #include "scores_binder_vi.hpp"
+#include "scores_shared.hpp"
 #include "scores_entropy.hpp"
 #include "scores_omari.hpp"
 #include "scores_dispatch.hpp"

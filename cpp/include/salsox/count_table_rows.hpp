@@ -1,5 +1,5 @@
 // Rows of the count tables of CountTableState (count_table.hpp): the layout, sized to the slots
-// in use, and the scan for a row's nonzero cells.
+// in use, the walk over an item's rows across the draws, and the scan for a row's nonzero cells.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -76,6 +76,33 @@ inline void CountTableState<Label, Count>::grow(std::int32_t slots) {
     std::copy(tmp.begin(), tmp.begin() + old_cap, row);
     if (track_stats_) row[cap_] = tmp[old_cap];
   }
+}
+
+// for_each_draw over draws hi-1 down to lo, with the draw h as f's fifth argument.
+template <class Label, class Count>
+template <class F>
+inline void CountTableState<Label, Count>::for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const {
+  const Label* lab = d_.item(i);
+  const std::int32_t dec = old_;
+  if (dec < 0) {
+    for (std::int64_t h = hi - 1; h >= lo; --h) {
+      const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
+      f(D_[h] + ddraw_[row[cap_]], J_[h], row, dec, h);
+    }
+    return;
+  }
+  for (std::int64_t h = hi - 1; h >= lo; --h) {
+    const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
+    f(D_[h], J_[h] - dcell_[row[dec] - 1], row, dec, h);
+  }
+}
+
+template <class Label, class Count>
+template <class F>
+inline void CountTableState<Label, Count>::for_each_draw(std::int64_t i, F f) const {
+  for_draws(i, 0, d_.H, [&f](double D, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
+    f(D, J, row, dec);
+  });
 }
 
 // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero. A row has few of

@@ -68,7 +68,7 @@ inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
   part_.resize(static_cast<std::size_t>(chunks * (q + 1)));
   // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
   // scores, and so the same search, with or without threads inside the run.
-  parallel_for(chunks, [&](std::int64_t c) {
+  const int team = parallel_for(chunks, [&](std::int64_t c) {
     double* acc = part_.data() + c * (q + 1);
     std::fill(acc, acc + q, 0.0);
     double own = 0.0;  // the old slot's cells, one lower
@@ -90,6 +90,7 @@ inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
     }
     acc[q] = own;
   });
+  score_team_max_ = std::max(score_team_max_, team);
   double* acc = acc_.data();
   std::fill(acc, acc + q + 1, 0.0);
   for (std::int64_t c = 0; c < chunks; ++c)

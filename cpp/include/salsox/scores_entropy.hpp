@@ -55,26 +55,31 @@ template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
   const EntropyScale ent(static_cast<double>(ms_));
   slot_entropies(ent);
-  std::fill(acc_.begin(), acc_.begin() + q_, 0.0);
   const double* dc = dcell_.data();
-  double s_const = 0.0, s_inv = 0.0;
-  double* acc = acc_.data();
   const double* he = he_.data();
-  std::int32_t* nz = nz_.data();
   const std::int32_t q = q_;
-  for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
-    const double hr = ent(Dn), hj = ent(J);
-    const bool live = hj > ent.tiny;
-    const double inv = live ? 1.0 / hj : 0.0;
-    const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
-    s_const += zero_const;
-    s_inv += inv;
-    for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-      const int x = row[k] - (k == dec);
-      acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
+  // Summed by chunks of draws (draw_chunks): per slot k < q its nonzero cells' corrections,
+  // then the zero cells' constant terms (q) and their 1 / Hj (q + 1).
+  const double* sums = draw_chunks<P>(q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
+                                                  SALSOX_INLINE {
+    double s_const = 0.0, s_inv = 0.0;
+    for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
+      const double hr = ent(Dn), hj = ent(J);
+      const bool live = hj > ent.tiny;
+      const double inv = live ? 1.0 / hj : 0.0;
+      const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
+      s_const += zero_const;
+      s_inv += inv;
+      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        const int x = row[k] - (k == dec);
+        acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
+      });
     });
+    acc[q] = s_const;
+    acc[q + 1] = s_inv;
   });
-  for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + acc_[k];
+  const double s_const = sums[q], s_inv = sums[q + 1];
+  for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + sums[k];
   out[q_] = s_const - he_[q_] * s_inv;
 }
 
@@ -101,20 +106,26 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
     cells = cell_sums(i);
   } else {
     // An unallocated item joins its draw clusters, so Hr depends on it: one pass buckets the
-    // draws and sums the cells.
-    std::fill(bucket_n_.begin(), bucket_n_.begin() + q + 2, 0);
-    std::fill(bucket_a_.begin(), bucket_a_.begin() + q + 2, 0.0);
-    std::fill(acc_.begin(), acc_.begin() + q + 1, 0.0);
-    double* acc = acc_.data();
+    // draws and sums the cells, by chunks of draws (draw_chunks): the cells of the slots k < q,
+    // then per bucket the sum of Hr (from q) and the number of draws (from 2q + 2; exact).
     const double* dc = dcell_.data();
-    for_each_draw(i, [&](double Dn, double, const Count* row, std::int32_t) SALSOX_INLINE {
-      const double hr = ent(Dn);
-      const std::int32_t b = bucket(hr);
-      ++bucket_n_[b];
-      bucket_a_[b] += hr;
-      for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
+    const double* sums = draw_chunks<P>(3 * q + 4, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
+                                                        SALSOX_INLINE {
+      double* in_bucket = acc + q;
+      double* count = acc + 2 * q + 2;
+      for_draws(i, lo, hi, [&](double Dn, double, const Count* row, std::int32_t, std::int64_t) SALSOX_INLINE {
+        const double hr = ent(Dn);
+        const std::int32_t b = bucket(hr);
+        count[b] += 1.0;
+        in_bucket[b] += hr;
+        for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
+      });
     });
-    cells = acc;
+    for (std::int32_t b = 0; b <= q + 1; ++b) {
+      bucket_a_[b] = sums[q + b];
+      bucket_n_[b] = static_cast<std::int64_t>(sums[2 * q + 2 + b]);
+    }
+    cells = sums;
   }
   // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He (the draws in buckets
   // <= p) + He times the number of draws above.
@@ -177,23 +188,21 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   slot_entropies(ent);
   sort_slots();
   for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
-  std::fill(acc_.begin(), acc_.begin() + q_ + 1, 0.0);
-  std::fill(bucket_a_.begin(), bucket_a_.begin() + q_ + 2, 0.0);
-  std::fill(bucket_b_.begin(), bucket_b_.begin() + q_ + 2, 0.0);
-  std::fill(bucket_c_.begin(), bucket_c_.begin() + q_ + 2, 0.0);
   const double* dc = dcell_.data();
-  double* acc = acc_.data();
   const double* he = he_.data();
   const double* inv_he = inv_he_.data();
-  std::int32_t* nz = nz_.data();
   const std::int32_t q = q_;
-  auto cell = [&](std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
+  auto cell = [&](double* acc, std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
     // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
     // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
     // entropy being at least either marginal). In a cell the item joins, Hj is lower than
     // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
     acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
   };
+  // Both passes sum by chunks of draws (draw_chunks): first the cells of the slots 0..q (the
+  // new cluster's staying 0), then, scoring an unallocated item, the three bucket sums.
+  const std::int32_t slots = q + 1;
+  const double* sums;
   if (old_ >= 0) {
     // A scan: every Hr is fixed by the state (draw_entropies), and the draws of a bucket are
     // a run of the draws sorted by Hr. The pass records each draw's Hj at its rank; the
@@ -204,16 +213,15 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     const std::int64_t* rank = rank_.data();
     const double* hr_of = hr_draw_.data();
     const double* inv_hr_of = inv_hr_draw_.data();
-    const Label* lab = d_.item(i);
-    const std::int32_t dec = old_;
-    for (std::int64_t h = d_.H - 1; h >= 0; --h) {
-      const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
-      hj_at[rank[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
-      const double hr = hr_of[h], inv_hr = inv_hr_of[h];
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        cell(k, row[k] - (k == dec), hr, inv_hr);
+    sums = draw_chunks<P>(slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
+      for_draws(i, lo, hi, [&](double, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
+        hj_at[rank[h]] = ent(J);
+        const double hr = hr_of[h], inv_hr = inv_hr_of[h];
+        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+          cell(acc, k, row[k] - (k == dec), hr, inv_hr);
+        });
       });
-    }
+    });
     std::int64_t r = 0;
     for (std::int32_t b = 0; b <= q + 1; ++b) {
       const std::int64_t end =
@@ -230,18 +238,29 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
       bucket_c_[b] = sc;
     }
   } else {
-    for_each_draw(i, [&](double Dn, double J, const Count* row, std::int32_t dec) SALSOX_INLINE {
-      const double hr = ent(Dn), hj = ent(J);
-      const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-      const std::int32_t b = bucket(hr);
-      bucket_a_[b] += hj - hr;
-      bucket_b_[b] += hj * inv_hr;
-      bucket_c_[b] += inv_hr;
-      for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-        cell(k, row[k] - (k == dec), hr, inv_hr);
+    const std::int32_t nb = q + 2;
+    sums = draw_chunks<P>(slots + 3 * nb, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
+                                              SALSOX_INLINE {
+      double* sa = acc + slots;
+      double* sb = sa + nb;
+      double* sc = sb + nb;
+      for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
+        const double hr = ent(Dn), hj = ent(J);
+        const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+        const std::int32_t b = bucket(hr);
+        sa[b] += hj - hr;
+        sb[b] += hj * inv_hr;
+        sc[b] += inv_hr;
+        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+          cell(acc, k, row[k] - (k == dec), hr, inv_hr);
+        });
       });
     });
+    std::copy(sums + slots, sums + slots + nb, bucket_a_.begin());
+    std::copy(sums + slots + nb, sums + slots + 2 * nb, bucket_b_.begin());
+    std::copy(sums + slots + 2 * nb, sums + slots + 3 * nb, bucket_c_.begin());
   }
+  std::copy(sums, sums + slots, acc_.begin());
   // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
   // would cancel badly when some Hr are small).
   double above_b = 0.0, above_c = 0.0;

@@ -1,0 +1,67 @@
+// Score passes of CountTableState (count_table.hpp) shared between threads: the threads inside
+// a run, or the search's idle threads (Crew, threads.hpp), with the same bits whatever the
+// thread count. The entropy scores (scores_entropy.hpp) sum their per-draw terms over fixed
+// chunks of draws (draw_chunks), each chunk summed by one thread, and the chunks' sums are
+// added in chunk order: the split into chunks never depends on the threads.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// f(b) for b in [0, count) through parallel_for, compiled for path P (so that the kernels
+// inlined into f use its instructions), counted in the threads the score passes had.
+template <class Label, class Count>
+template <SimdPath P, class F>
+inline void CountTableState<Label, Count>::share_score(std::int64_t count, const F& f) {
+  int team = 1;
+#if SALSOX_SIMD_X86
+  if constexpr (P == SimdPath::AVX512)
+    team = parallel_for(count, [&f](std::int64_t b) SALSOX_TARGET_AVX512 { f(b); });
+  else if constexpr (P == SimdPath::AVX2)
+    team = parallel_for(count, [&f](std::int64_t b) SALSOX_TARGET_AVX2 { f(b); });
+  else
+#endif
+    team = parallel_for(count, [&f](std::int64_t b) { f(b); });
+  score_team_max_ = std::max(score_team_max_, team);
+}
+
+// Sums `width` values over the draws: body(lo, hi, sums, nz) adds the terms of draws hi-1
+// down to lo into sums[0..width) (zeroed), with nz as for_each_nonzero's scratch. The draws
+// are cut into chunks of kDrawChunk, each summed by one call, on the threads of
+// shared_threads(); the chunks' sums are then added in chunk order, last chunk first (the
+// draws' order, as one pass over all of them would take them). Returns the totals (valid
+// until the next call). A pass over one chunk is summed exactly as one loop over the draws.
+template <class Label, class Count>
+template <SimdPath P, class Body>
+inline const double* CountTableState<Label, Count>::draw_chunks(std::int32_t width, const Body& body) {
+  const std::int64_t H = d_.H, chunks = std::max<std::int64_t>(1, (H + kDrawChunk - 1) / kDrawChunk);
+  const auto w = static_cast<std::size_t>(width), nzw = static_cast<std::size_t>(q_) + 1;
+  if (chunk_part_.size() < static_cast<std::size_t>(chunks) * w) chunk_part_.resize(static_cast<std::size_t>(chunks) * w);
+  if (chunk_nz_.size() < static_cast<std::size_t>(chunks) * nzw) chunk_nz_.resize(static_cast<std::size_t>(chunks) * nzw);
+  if (chunk_sum_.size() < w) chunk_sum_.resize(w);
+  double* part = chunk_part_.data();
+  std::int32_t* nz = chunk_nz_.data();
+  auto chunk = [&](std::int64_t c) SALSOX_INLINE {
+    double* sums = part + static_cast<std::size_t>(c) * w;
+    std::fill(sums, sums + w, 0.0);
+    body(c * kDrawChunk, std::min(H, (c + 1) * kDrawChunk), sums, nz + static_cast<std::size_t>(c) * nzw);
+  };
+  if (chunks > 1 && shared_threads() > 1) {
+    share_score<P>(chunks, chunk);
+  } else {
+    for (std::int64_t c = chunks - 1; c >= 0; --c) chunk(c);
+  }
+  if (chunks == 1) return part;
+  double* total = chunk_sum_.data();
+  std::copy(part + static_cast<std::size_t>(chunks - 1) * w, part + static_cast<std::size_t>(chunks) * w, total);
+  for (std::int64_t c = chunks - 2; c >= 0; --c) {
+    const double* sums = part + static_cast<std::size_t>(c) * w;
+    for (std::size_t j = 0; j < w; ++j) total[j] += sums[j];
+  }
+  return total;
+}
+
+}  // namespace salsox
