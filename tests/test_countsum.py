@@ -405,6 +405,17 @@ def test_count_sum_search_honours_the_cluster_cap_and_initializers(galaxy):
 # ---------------------------------------------------------------------------------------------
 
 NVI_UNCLAMPED = CountSumLoss("nvi-sparse", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HD} + {HE} - {HJ}) / {HJ})")
+# The same values in every cell (x - (0 - y) is x + y exactly), with the draw and estimate
+# entropies combined by a subtraction, draw operand first and estimate operand first: the
+# sparse scores read such a node straight through each nonzero cell's draw and slot.
+NVI_SPELLINGS = [
+    CountSumLoss("nvi-draw-first", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HD} - (0 - {HE}) - {HJ}) / {HJ})"),
+    CountSumLoss("nvi-slot-first", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HE} - (0 - {HD}) - {HJ}) / {HJ})"),
+]
+# A separable form of one term (no estimate sum), and of three (two estimate sums): VI + Binder.
+SQUARES = {"X": ("cell", square), "P": ("estimate", square), "Q": ("draw", square)}
+ONE_TERM = CountSumLoss("draw-cells", ENTROPY, "(D - J) / n")
+THREE_TERMS = CountSumLoss("vi-binder", {**ENTROPY, **SQUARES}, "(D + E - 2 * J) / n + (Q + P - 2 * X) / (n * n)")
 
 
 def dense_twin(loss: CountSumLoss) -> CountSumLoss:
@@ -423,7 +434,24 @@ def test_separable_formulas_are_recognised():
     assert CountSumLoss("d", PAIRS, "abs(A - B)")._terms == []
 
 
-@pytest.mark.parametrize("loss", [NVI_UNCLAMPED, BUILTIN_TWINS["VI"], BUILTIN_TWINS["binder"]], ids=lambda x: x.name)
+def test_separable_forms_have_the_terms_the_sparse_paths_need():
+    assert len(ONE_TERM._terms) == 1 and len(THREE_TERMS._terms) == 3
+    assert all(len(x._terms) == 2 for x in [NVI_UNCLAMPED, *NVI_SPELLINGS])
+    # The separable form's own 0 and 1 constants are folded: x + 0, x * 1, x / 1 never run
+    # (these formulas have no such operation of their own).
+    for loss in (NVI_UNCLAMPED, THREE_TERMS):
+        nodes = loss._all_nodes
+        zero = {k for k, x in enumerate(nodes) if x[0] == "const" and x[4] == 0.0}
+        one = {k for k, x in enumerate(nodes) if x[0] == "const" and x[4] == 1.0}
+        for k, (op, a, b, _, _) in enumerate(nodes[len(loss._nodes):], len(loss._nodes)):
+            assert not (op in ("add", "sub") and b in zero), (loss.name, k)
+            assert not (op == "add" and a in zero), (loss.name, k)
+            assert not (op in ("mul", "div") and b in one), (loss.name, k)
+            assert not (op == "mul" and a in one), (loss.name, k)
+
+
+@pytest.mark.parametrize("loss", [NVI_UNCLAMPED, BUILTIN_TWINS["VI"], BUILTIN_TWINS["binder"], *NVI_SPELLINGS,
+                                  ONE_TERM, THREE_TERMS], ids=lambda x: x.name)
 def test_sparse_scores_search_as_the_dense_ones(loss, galaxy):
     sparse = salsox.salso(galaxy, loss, n_runs=8, seed=3, n_jobs=1)
     dense = salsox.salso(galaxy, dense_twin(loss), n_runs=8, seed=3, n_jobs=1)
@@ -444,6 +472,26 @@ def test_sparse_nvi_matches_the_builtin_nvi(iris):
     ref = salsox.salso(iris, "NVI", n_runs=3, seed=2, n_jobs=1)
     assert found.expected_loss == pytest.approx(ref.expected_loss, rel=1e-12)
     np.testing.assert_array_equal(found.labels, ref.labels)
+
+
+@pytest.mark.parametrize("loss", NVI_SPELLINGS, ids=lambda x: x.name)
+def test_sparse_spellings_score_bit_for_bit_as_the_plain_formula(loss, galaxy):
+    found = salsox.salso(galaxy, loss, n_runs=6, seed=4, n_jobs=1)
+    ref = salsox.salso(galaxy, NVI_UNCLAMPED, n_runs=6, seed=4, n_jobs=1)
+    assert [(r["loss"], r["scans"], r["zealous_accepts"]) for r in found.info["runs"]] == [
+        (r["loss"], r["scans"], r["zealous_accepts"]) for r in ref.info["runs"]]
+    np.testing.assert_array_equal(found.labels, ref.labels)
+
+
+@pytest.mark.parametrize("loss", [NVI_UNCLAMPED, THREE_TERMS], ids=lambda x: x.name)
+def test_sparse_scores_give_the_same_bits_on_every_simd_path(loss, galaxy, monkeypatch):
+    found = {}
+    for path in salsox._core.simd_paths():
+        monkeypatch.setenv("SALSOX_SIMD", path)
+        est = salsox.salso(galaxy, loss, n_runs=6, seed=7, n_jobs=1)
+        found[path] = ([(float(r["loss"]).hex(), r["scans"], r["zealous_accepts"]) for r in est.info["runs"]],
+                       est.labels.tolist())
+    assert all(v == found["baseline"] for v in found.values()), list(found)
 
 
 # ---------------------------------------------------------------------------------------------

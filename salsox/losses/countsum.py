@@ -263,8 +263,19 @@ def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
             za, zb, zc = (zero[u] if u >= 0 else -1 for u in (a, b, c))
             zero[v] = compiler.add(op, za, zb, zc, value)
 
+    def arith(op: str, a: int, b: int) -> int:
+        # The separable form adds the constants 0 and 1 of its own (an atom's part outside the
+        # estimate is 0, its coefficient 1): x + 0, 0 + x, x - 0, x * 1, 1 * x and x / 1 are
+        # folded to x (the same value; only x + 0 would have turned a -0 into +0), so that
+        # the engine runs no pass for them.
+        if (op == "add" and zero_node in (a, b)) or (op == "sub" and b == zero_node):
+            return b if a == zero_node and op == "add" else a
+        if (op == "mul" and one_node in (a, b)) or (op == "div" and b == one_node):
+            return b if a == one_node and op == "mul" else a
+        return compiler.add(op, a, b)
+
     def combine(x: Dict[int, int], y: Dict[int, int], op: str, only_y: Callable[[int], int]) -> Dict[int, int]:
-        out = {s: compiler.add(op, x[s], y[s]) if s in y else x[s] for s in x}
+        out = {s: arith(op, x[s], y[s]) if s in y else x[s] for s in x}
         out.update({s: only_y(y[s]) for s in y if s not in x})
         return out
 
@@ -282,12 +293,12 @@ def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
             out = (compiler.add("neg", ra[0]), {s: compiler.add("neg", k) for s, k in ra[1].items()})
         elif op in ("add", "sub") and ra is not None and rb is not None:
             flip = (lambda k: k) if op == "add" else (lambda k: compiler.add("neg", k))
-            out = (compiler.add(op, ra[0], rb[0]), combine(ra[1], rb[1], op, flip))
+            out = (arith(op, ra[0], rb[0]), combine(ra[1], rb[1], op, flip))
         elif op == "mul" and ra is not None and rb is not None and not (ra[1] and rb[1]):
             scale, other = (ra[0], rb) if not ra[1] else (rb[0], ra)
-            out = (compiler.add("mul", ra[0], rb[0]), {s: compiler.add("mul", k, scale) for s, k in other[1].items()})
+            out = (arith("mul", ra[0], rb[0]), {s: arith("mul", k, scale) for s, k in other[1].items()})
         elif op == "div" and ra is not None and rb is not None and not rb[1]:
-            out = (compiler.add("div", ra[0], rb[0]), {s: compiler.add("div", k, rb[0]) for s, k in ra[1].items()})
+            out = (arith("div", ra[0], rb[0]), {s: arith("div", k, rb[0]) for s, k in ra[1].items()})
         elif op == "where" and ra is not None and rb is not None and rc is not None and not ra[1]:
             keys = list(rb[1]) + [s for s in rc[1] if s not in rb[1]]
             out = (

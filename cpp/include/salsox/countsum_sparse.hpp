@@ -4,8 +4,10 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "countsum_state.hpp"
+#include "simd.hpp"
 
 namespace salsox {
 
@@ -19,12 +21,22 @@ void CountSumState<Label, Count>::prepare_sparse() {
   for (const auto& t : loss_.terms) roots.push_back(t.first);
   lgat_.assign(V, {});
   lbuf_.assign(V, {});
+  list_outer_.assign(V, 0);
+  auto shape = [&](std::int32_t u) { return u < 0 ? kScalar : loss_.nodes[u].shape; };
   for (std::size_t v = 0; v < V; ++v) {
     const CsNode& x = loss_.nodes[v];
     if (!in_formula[v] || folded_[v] || x.shape != kFull) continue;
     list_prog_.push_back(static_cast<std::int32_t>(v));
     lbuf_[v].assign(list_cap_, 0.0);
     if (cs_is_leaf(x.op)) continue;
+    // A binary node of a draw and a slot value reads them through the cell's draw and slot
+    // (one loop), without gathering its operands first.
+    if (cs_is_binary(x.op) && fuse_[v].kind == kFuseNone && shape(x.a) != kFull && shape(x.b) != kFull) {
+      list_outer_[v] = 1;
+      for (std::int32_t u : {x.a, x.b})
+        if (shape(u) == kDraw) roots.push_back(u);
+      continue;
+    }
     std::int32_t ops[4];
     cs_effective_operands(loss_, fuse_, static_cast<std::int32_t>(v), ops);
     for (std::int32_t u : ops) {
@@ -38,63 +50,112 @@ void CountSumState<Label, Count>::prepare_sparse() {
     }
   }
   const std::vector<bool> in_draws = reach(roots);
-  for (std::size_t v = 0; v < V; ++v)
-    if (in_draws[v] && loss_.nodes[v].shape == kDraw) draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
+  // Draw nodes that depend on the draw sums (and scalars) only, not on the cells: while every
+  // item is allocated (scans) they are the same for every item, so they are kept for all draws
+  // and recomputed only when the draw sums change (draw_epoch_).
+  draw_static_.assign(V, 0);
+  draw_keep_.assign(V, {});
+  for (std::size_t v = 0; v < V; ++v) {
+    const CsNode& x = loss_.nodes[v];
+    if (!in_draws[v] || x.shape != kDraw) continue;
+    draw_sp_prog_.push_back(static_cast<std::int32_t>(v));
+    bool fixed = x.op == CsOp::Draw;
+    if (!cs_is_leaf(x.op)) {
+      fixed = true;
+      for (std::int32_t u : {x.a, x.b, x.c})
+        if (u >= 0 && loss_.nodes[u].shape == kDraw && !draw_static_[u]) fixed = false;
+    }
+    draw_static_[v] = fixed;
+    if (fixed && x.op != CsOp::Draw) draw_keep_[v].assign(static_cast<std::size_t>(d_.H), 0.0);
+  }
+  dptr_.assign(V, nullptr);
   cellbase_.assign(static_cast<std::size_t>(n_cell_), std::vector<double>(static_cast<std::size_t>(draw_elems_), 0.0));
   lb_.assign(list_cap_, 0);
   lk_.assign(list_cap_, 0);
   lx_.assign(list_cap_, 0);
   coefsum_.assign(loss_.terms.size(), 0.0);
+  sep_.assign(list_cap_, 0.0);
 }
 
 // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
-// in every nonzero cell, the formula's value less the separable form's.
+// in every nonzero cell, the formula's value less the separable form's. Compiled once per
+// instruction set (simd.hpp): every loop is elementwise or sums in a fixed order, and no path
+// contracts a multiply and an add, so the paths give the same bits.
 template <class Label, class Count>
-void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+template <SimdPath P>
+inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::int32_t old, std::int64_t Bd,
+                                                         double* out) {
   const std::int32_t q = table_.slots();
   const std::int64_t Q = q + 1;
   const auto T = loss_.terms.size();
+  const std::int64_t H = d_.H;
   std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
   std::fill(coefsum_.begin(), coefsum_.end(), 0.0);
-  corr_.assign(T * static_cast<std::size_t>(Q), 0.0);
+  // Operand u of a draw node, in the current block.
+  auto draw_arg = [&](std::int32_t u) {
+    CsArg a;
+    if (u < 0) return a;
+    if (loss_.nodes[u].shape == kScalar) a.v = scal_[u];
+    else a.p = dptr_[u];
+    return a;
+  };
+  // The draw-sum-only nodes for all draws, when scoring allocated items with stale ones.
+  const bool keep = old >= 0;
+  if (keep && keep_epoch_ != draw_epoch_) {
+    for (std::int32_t v : draw_sp_prog_) {
+      const CsNode& x = loss_.nodes[v];
+      if (!draw_static_[v]) continue;
+      if (x.op != CsOp::Draw) cs_apply(x, H, draw_arg(x.a), draw_arg(x.b), draw_arg(x.c), draw_keep_[v].data());
+      dptr_[v] = x.op == CsOp::Draw ? draw_.data() + x.a * H : draw_keep_[v].data();
+    }
+    keep_epoch_ = draw_epoch_;
+  }
   const Label* lab = d_.item(i);
   const Count* cnt = table_.counts();
   const std::int64_t stride = table_.stride();
-  for (std::int64_t end = d_.H; end > 0; end -= Bd) {
+  for (std::int64_t end = H; end > 0; end -= Bd) {
     const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
     const std::int64_t nb = end - h0;
     std::int64_t L = 0;
+    // Rows are read in draw order at scattered places: fetched a few draws ahead.
+    constexpr std::int64_t kAhead = 8;
     for (std::int64_t b = 0; b < nb; ++b) {
+      if (b + kAhead < nb) __builtin_prefetch(cnt + (d_.base[h0 + b + kAhead] + lab[h0 + b + kAhead]) * stride);
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
       row_index_[b] = r;
       const Count* row = cnt + r * stride;
       rows_[b] = row;
-      auto push = [&](std::int32_t k) {
-        const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
-        if (x == 0) return;
-        lb_[L] = static_cast<std::int32_t>(b);
-        lk_[L] = k;
-        lx_[L] = x;
-        ++L;
-      };
       if constexpr (sizeof(Count) == 1) {
-        // A row has few nonzero counts: found eight at a time (as CountTableState does; word
-        // reads past a short row stay inside the table's spare line).
-        constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
-        for (std::int32_t w = 0; w * 8 < q; ++w) {
-          std::uint64_t word;
-          std::memcpy(&word, row + 8 * w, 8);
-          std::uint64_t nonzero = (((word & low7) + low7) | word) & high;
-          while (nonzero != 0) {
-            const std::int32_t k = 8 * w + (ctz64(nonzero) >> 3);
-            if (k >= q) break;
-            push(k);
-            nonzero &= nonzero - 1;
+        if (q <= 64) {
+          // A row has few nonzero counts: their slots as a bit mask, eight at a time, then
+          // visited bit by bit (as CountTableState::for_each_nonzero; word reads past a short
+          // row stay inside the table's spare line).
+          constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
+          std::uint64_t mask = 0;
+          for (std::int32_t w = 0; w * 8 < q; ++w) {
+            std::uint64_t word;
+            std::memcpy(&word, row + 8 * w, 8);
+            const std::uint64_t nonzero = (((word & low7) + low7) | word) & high;
+            mask |= ((nonzero * 0x0002040810204081ULL) >> 56) << (8 * w);
           }
+          if (q < 64) mask &= (std::uint64_t{1} << q) - 1;
+          if (old >= 0 && row[old] == 1) mask &= ~(std::uint64_t{1} << old);
+          const auto bb = static_cast<std::int32_t>(b);
+          while (mask != 0) {
+            const std::int32_t k = ctz64(mask);
+            lb_[L] = bb;
+            lk_[L] = k;
+            lx_[L] = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+            ++L;
+            mask &= mask - 1;
+          }
+          continue;
         }
-      } else {
-        // Wider counts: every slot is written and the list advances past the nonzero ones only,
-        // with no unpredictable branch (L <= nb * q <= the list's capacity, see score_as).
+      }
+      {
+        // Wider counts, or more than 64 slots: every slot is written and the list advances past
+        // the nonzero ones only, with no unpredictable branch (L <= nb * q <= the list's
+        // capacity, see score_as).
         std::int32_t* pb = lb_.data();
         std::int32_t* pk = lk_.data();
         std::int32_t* px = lx_.data();
@@ -110,7 +171,7 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
     }
     for (std::int32_t j = 0; j < n_cell_; ++j) {
       const double* dc = diff_[0][j].data();
-      const double* S = cell_.data() + j * d_.H + h0;
+      const double* S = cell_.data() + j * H + h0;
       double* cb = cellbase_[j].data();
       if (old >= 0)
         for (std::int64_t b = 0; b < nb; ++b) cb[b] = S[b] - dc[rows_[b][old] - 1];
@@ -119,9 +180,14 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
     }
     for (std::int32_t v : draw_sp_prog_) {
       const CsNode& x = loss_.nodes[v];
+      if (keep && draw_static_[v]) {
+        dptr_[v] = (x.op == CsOp::Draw ? draw_.data() + x.a * H : draw_keep_[v].data()) + h0;
+        continue;
+      }
       double* o = drawv_[v].data();
+      dptr_[v] = o;
       if (x.op == CsOp::Draw) {
-        const double* S = draw_.data() + x.a * d_.H + h0;
+        const double* S = draw_.data() + x.a * H + h0;
         if (old >= 0) {
           for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
         } else {
@@ -133,7 +199,7 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
         const double d0 = diff_[0][x.a][0];
         for (std::int64_t b = 0; b < nb; ++b) o[b] = cb[b] + d0;
       } else {
-        cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), o);
+        cs_apply(x, nb, draw_arg(x.a), draw_arg(x.b), draw_arg(x.c), o);
       }
     }
     for (std::size_t t = 0; t < T; ++t) {
@@ -141,21 +207,23 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
       if (loss_.nodes[c].shape == kScalar) {
         coefsum_[t] += static_cast<double>(nb) * scal_[c];
       } else {
-        const double* o = drawv_[c].data();
+        const double* o = dptr_[c];
         double sum = 0.0;
         for (std::int64_t b = 0; b < nb; ++b) sum += o[b];
         coefsum_[t] += sum;
       }
     }
     if (L == 0) continue;
+    const std::int32_t* lb = lb_.data();
+    const std::int32_t* lk = lk_.data();
     for (std::int32_t u : gathered_) {
       double* g = lgat_[u].data();
       if (loss_.nodes[u].shape == kSlot) {
         const double* s = slotv_[u].data();
-        for (std::int64_t l = 0; l < L; ++l) g[l] = s[lk_[l]];
+        for (std::int64_t l = 0; l < L; ++l) g[l] = s[lk[l]];
       } else {
-        const double* s = drawv_[u].data();
-        for (std::int64_t l = 0; l < L; ++l) g[l] = s[lb_[l]];
+        const double* s = dptr_[u];
+        for (std::int64_t l = 0; l < L; ++l) g[l] = s[lb[l]];
       }
     }
     for (std::int32_t v : list_prog_) {
@@ -164,38 +232,90 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
       if (x.op == CsOp::Cell) {
         const double* cb = cellbase_[x.a].data();
         const double* dc = diff_[0][x.a].data();
-        for (std::int64_t l = 0; l < L; ++l) o[l] = cb[lb_[l]] + dc[lx_[l]];
+        const std::int32_t* lx = lx_.data();
+        for (std::int64_t l = 0; l < L; ++l) o[l] = cb[lb[l]] + dc[lx[l]];
+      } else if (list_outer_[v]) {
+        // One operand per draw, the other per slot (scalars are not Full).
+        const bool a_draw = loss_.nodes[x.a].shape == kDraw;
+        const double* pa = a_draw ? dptr_[x.a] : slotv_[x.a].data();
+        const double* pb = a_draw ? slotv_[x.b].data() : dptr_[x.b];
+        const std::int32_t* ia = a_draw ? lb : lk;
+        const std::int32_t* ib = a_draw ? lk : lb;
+        cs_binary_functor(x.op, [&](auto f) {
+          for (std::int64_t l = 0; l < L; ++l) o[l] = f(pa[ia[l]], pb[ib[l]]);
+          return 0;
+        });
       } else if (fuse_[v].kind != kFuseNone) {
         cs_apply_fused(loss_, x, fuse_[v], L, [&](std::int32_t u) { return list_arg(u); }, o);
       } else {
         cs_apply(x, L, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
       }
     }
-    // The formula in the nonzero cells, and there the coefficients (their separable form is
-    // taken out per slot at the end: slot k gets atom(k) x (coefficient sum over all draws
-    // less over its nonzero cells)).
+    // In each nonzero cell, the formula less its separable form, sum_t coefficient_t(draw) x
+    // atom_t(slot), added to the cell's slot in one pass (as the built-in NVI folds its
+    // correction): one chain of read-modify-writes per slot instead of one per term.
     const double* f = lbuf_[loss_.result].data();
-    const std::int32_t* lb = lb_.data();
-    const std::int32_t* lk = lk_.data();
     double* acc = acc_.data();
-    for (std::int64_t l = 0; l < L; ++l) acc[lk[l]] += f[l];
-    for (std::size_t t = 0; t < T; ++t) {
+    auto coef = [&](std::size_t t, const double*& p, double& s) {
       const std::int32_t c = loss_.terms[t].first;
-      double* corr = corr_.data() + t * Q;
-      if (loss_.nodes[c].shape == kScalar) {
-        const double v = scal_[c];
-        for (std::int64_t l = 0; l < L; ++l) corr[lk[l]] += v;
-      } else {
-        const double* v = drawv_[c].data();
-        for (std::int64_t l = 0; l < L; ++l) corr[lk[l]] += v[lb[l]];
+      p = loss_.nodes[c].shape == kScalar ? nullptr : dptr_[c];
+      s = loss_.nodes[c].shape == kScalar ? scal_[c] : 0.0;
+    };
+    auto atom = [&](std::size_t t, const double*& p, double& s) {
+      const std::int32_t a = loss_.terms[t].second;
+      p = a >= 0 && loss_.nodes[a].shape == kSlot ? slotv_[a].data() : nullptr;
+      s = p ? 0.0 : atom_at(a, 0);
+    };
+    if (T <= 2) {
+      const double *c0, *a0, *c1 = nullptr, *a1 = nullptr;
+      double cs0, as0, cs1 = 0.0, as1 = 0.0;
+      coef(0, c0, cs0);
+      atom(0, a0, as0);
+      if (T == 2) coef(1, c1, cs1), atom(1, a1, as1);
+      for (std::int64_t l = 0; l < L; ++l) {
+        double s = (c0 ? c0[lb[l]] : cs0) * (a0 ? a0[lk[l]] : as0);
+        if (T == 2) s += (c1 ? c1[lb[l]] : cs1) * (a1 ? a1[lk[l]] : as1);
+        acc[lk[l]] += f[l] - s;
+      }
+      continue;
+    }
+    double* sep = sep_.data();
+    for (std::size_t t = 0; t < T; ++t) {
+      const double* cp;
+      const double* ap;
+      double cv, av;
+      coef(t, cp, cv);
+      atom(t, ap, av);
+      for (std::int64_t l = 0; l < L; ++l) {
+        const double v = (cp ? cp[lb[l]] : cv) * (ap ? ap[lk[l]] : av);
+        sep[l] = t == 0 ? v : sep[l] + v;
       }
     }
+    for (std::int64_t l = 0; l < L; ++l) acc[lk[l]] += f[l] - sep[l];
   }
+  // The separable form summed over all draws, plus the nonzero cells' corrections.
   for (std::int64_t k = 0; k < Q; ++k) {
-    double v = acc_[k];
-    for (std::size_t t = 0; t < T; ++t) v += atom_at(loss_.terms[t].second, k) * (coefsum_[t] - corr_[t * Q + k]);
-    out[k] = v;
+    double v = atom_at(loss_.terms[0].second, k) * coefsum_[0];
+    for (std::size_t t = 1; t < T; ++t) v += atom_at(loss_.terms[t].second, k) * coefsum_[t];
+    out[k] = v + acc_[k];
   }
 }
+
+template <class Label, class Count>
+void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+#if SALSOX_SIMD_X86
+  if (table_.simd() != SimdPath::Baseline) return score_sparse_avx2(i, old, Bd, out);
+#endif
+  score_sparse_on<SimdPath::Baseline>(i, old, Bd, out);
+}
+
+#if SALSOX_SIMD_X86
+// The AVX2 build of the sparse scores (also taken on AVX-512 machines: the lists are short).
+template <class Label, class Count>
+SALSOX_TARGET_AVX2 __attribute__((flatten)) void CountSumState<Label, Count>::score_sparse_avx2(
+    std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+  score_sparse_on<SimdPath::AVX2>(i, old, Bd, out);
+}
+#endif
 
 }  // namespace salsox

@@ -180,6 +180,7 @@ class CountSumState {
   const std::vector<std::int32_t>& labels() const { return table_.labels(); }
 
   void clear() {
+    ++draw_epoch_;
     table_.clear();
     std::fill(cell_.begin(), cell_.end(), 0.0);
     std::fill(draw_.begin(), draw_.end(), 0.0);
@@ -230,6 +231,7 @@ class CountSumState {
   }
 
   void release_slot(std::int32_t k) {
+    ++draw_epoch_;
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
     for (std::int64_t h = 0; h < d_.H; ++h) {
@@ -257,6 +259,7 @@ class CountSumState {
     snap_alloc_ = alloc_;
   }
   void restore() {
+    ++draw_epoch_;
     table_.restore();
     cell_ = snap_cell_;
     draw_ = snap_draw_;
@@ -285,6 +288,8 @@ class CountSumState {
         std::int64_t s = 0;
         for (std::int32_t k = 0; k < q; ++k) {
           s += row[k];
+          // g(0) = 0, and a sum from +0 adding 0 keeps its bits: empty cells are skipped.
+          if (row[k] == 0) continue;
           for (std::int32_t j = 0; j < n_cell_; ++j) cell[j] += loss_.g[0][j][row[k]];
         }
         for (std::int32_t j = 0; j < n_draw_; ++j) draw[j] += loss_.g[2][j][s];
@@ -310,6 +315,7 @@ class CountSumState {
 
   // The per-draw sums of the current table, from scratch.
   void recompute_sums() {
+    ++draw_epoch_;
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
     const std::int32_t q = table_.slots();
@@ -335,6 +341,7 @@ class CountSumState {
   // The sums' side of add (kAdd) and remove of item i in slot k, read before the table changes.
   template <bool kAdd>
   void shift(std::int64_t i, std::int32_t k) {
+    ++draw_epoch_;
     const Label* lab = d_.item(i);
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
@@ -441,6 +448,11 @@ class CountSumState {
   // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
   // in every nonzero cell, the formula's value less the separable form's.
   void score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);  // countsum_sparse.hpp
+  template <SimdPath P>
+  void score_sparse_on(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
+#if SALSOX_SIMD_X86
+  void score_sparse_avx2(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
+#endif
 
   // The dense scores (every draw x slot, blocks of Bd draws), compiled once per instruction
   // set (countsum_dense.hpp): score_dense_on runs the path the count table picked (simd.hpp).
@@ -501,11 +513,19 @@ class CountSumState {
   std::vector<std::uint8_t> folded_;
   // Sparse scores (see prepare_sparse): programs, the nonzero-cell list (draw in the block,
   // slot, count), per-draw cell sums without the item, gathered operands and list values by
-  // node, and the coefficients' sums over draws.
+  // node, the coefficients' sums over draws, and the separable form in each listed cell.
   std::vector<std::int32_t> list_prog_, draw_sp_prog_, gathered_;
   std::vector<std::int32_t> lb_, lk_, lx_;
   std::vector<std::vector<double>> cellbase_, lgat_, lbuf_;
-  std::vector<double> coefsum_, corr_;
+  std::vector<double> coefsum_, sep_;
+  // By node: a list node combining a draw and a slot value (read through the list's indices),
+  // a draw node of the draw sums only (kept for all draws in draw_keep_ while draw_epoch_, which
+  // every change of the draw sums advances, equals keep_epoch_), and a draw node's values in
+  // the current block.
+  std::vector<std::uint8_t> list_outer_, draw_static_;
+  std::vector<std::vector<double>> draw_keep_;
+  std::vector<const double*> dptr_;
+  std::uint64_t draw_epoch_ = 1, keep_epoch_ = 0;
   std::vector<double> scal_, acc_;
   std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
   std::vector<const Count*> rows_;
