@@ -15,20 +15,10 @@ import salsox
 from salsox import _core
 from salsox.plugins import CountSumLoss
 from conftest import load_draws
+from test_countsum import pairs, xlog2x
+from test_engine_simd import _random_draws
 
 OPTIONS: Dict[str, Any] = dict(max_zealous=10, prob_sequential=0.5, max_scans=0, seconds=0.0, n_jobs=1)
-
-
-def pairs(c: np.ndarray, n: int) -> np.ndarray:
-    c = np.asarray(c, dtype=np.float64)
-    return c * (c - 1) / 2
-
-
-def xlog2x(c: np.ndarray, n: int) -> np.ndarray:
-    c = np.asarray(c, dtype=np.float64)
-    out = np.zeros_like(c)
-    np.multiply(c, np.log2(c, where=c > 0, out=np.ones_like(c)), out=out, where=c > 0)
-    return out
 
 
 PAIRS = {"X": ("cell", pairs), "B": ("estimate", pairs), "A": ("draw", pairs)}
@@ -59,15 +49,6 @@ def _record(x: np.ndarray, loss: CountSumLoss, max_clusters: int, n_runs: int, s
     runs = [{key: (float(v).hex() if key == "loss" else v) for key, v in r.items() if key not in ("seconds", "threads")}
             for r in raw["runs"]]
     return runs + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
-
-
-def _random_draws(seed: int, H: int = 120, n: int = 40, k: int = 12) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(0, k, n)
-    draws = np.tile(truth, (H, 1))
-    moved = rng.random((H, n)) < 0.3
-    draws[moved] = rng.integers(0, k + 3, moved.sum())
-    return draws.astype(np.int32)
 
 
 @pytest.mark.parametrize("loss", LOSSES, ids=[x.name for x in LOSSES])
