@@ -125,7 +125,8 @@ void bind_countsum(py::module_& m) {
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountSumLoss& loss) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
-        const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false);
+        const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false, draws.kmax(),
+                                               RowOrder::Auto, draws.agreement());
         const double sums = static_cast<double>(loss.sums(SumWhere::Cell) + loss.sums(SumWhere::Draw));
         // The running sums and their snapshot, and the allocated counts per row and theirs.
         return table + 2.0 * 8.0 * sums * static_cast<double>(draws.H()) + 2.0 * 4.0 * static_cast<double>(rows);

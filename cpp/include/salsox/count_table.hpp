@@ -42,8 +42,8 @@ template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
   // `order`: how the rows are ordered (RowOrder::Auto chooses by table size, see
-  // choose_row_order); callback and count-sum states, which read a draw's rows as one block,
-  // keep the default ByDraw.
+  // choose_row_order); callback states, which read a draw's rows as one block, keep the
+  // default ByDraw.
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
                   RowOrder order = RowOrder::ByDraw)
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
@@ -121,10 +121,12 @@ class CountTableState {
   int threads_used() const { return team_max_; }
   void reset_threads_used() { team_max_ = score_team_max_ = 1; }
   int score_threads_used() const { return score_team_max_; }  // the same for the score passes
-  // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback states
-  // (which keep the by-draw order: draw h's rows are d.base[h] onwards).
+  // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback and
+  // count-sum states (callback states keep the by-draw order: draw h's rows are d.base[h] onwards).
   const Count* counts() const { return cnt_; }
   RowOrder row_order() const { return lstep_ == 1 ? RowOrder::ByDraw : RowOrder::ByLabel; }
+  // The row of draw h's cluster l (counts() + row_index(h, l) * stride()).
+  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return rbase_[h] + l * lstep_; }
   std::int64_t stride() const { return stride_; }
 
   void clear() {
@@ -149,6 +151,10 @@ class CountTableState {
     set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
     for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
   }
+
+  // Widens the table, if need be, so that slot k exists (count-sum states read a slot's counts
+  // before add or move would widen it).
+  void fit_slot(std::int32_t k) { grow(k + 1); }
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
@@ -471,8 +477,6 @@ class CountTableState {
   // The row order and the row layout (count_table_rows.hpp): set_row_order once, set_layout for
   // an empty table, grow to fit slots.
   void set_row_order(RowOrder order);
-  // The row of draw h's cluster l.
-  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return rbase_[h] + l * lstep_; }
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
 

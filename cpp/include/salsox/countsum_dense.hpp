@@ -63,8 +63,8 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     const std::int64_t nb = end - h0;
     for (std::int64_t b = 0; b < nb; ++b) {
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      row_index_[b] = r;
-      rows_[b] = cnt + r * stride;
+      row_index_[b] = r;  // of alloc_ (rows by draw); the table's row may be ordered by label
+      rows_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       // The rows are scattered over the table: start every miss of the block at once.
       __builtin_prefetch(rows_[b]);
     }

@@ -120,10 +120,10 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
     // Rows are read in draw order at scattered places: fetched a few draws ahead.
     constexpr std::int64_t kAhead = 8;
     for (std::int64_t b = 0; b < nb; ++b) {
-      if (b + kAhead < nb) __builtin_prefetch(cnt + (d_.base[h0 + b + kAhead] + lab[h0 + b + kAhead]) * stride);
+      if (b + kAhead < nb) __builtin_prefetch(cnt + table_.row_index(h0 + b + kAhead, lab[h0 + b + kAhead]) * stride);
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      row_index_[b] = r;
-      const Count* row = cnt + r * stride;
+      row_index_[b] = r;  // of alloc_ (rows by draw); the table's row may be ordered by label
+      const Count* row = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       rows_[b] = row;
       if constexpr (sizeof(Count) == 1) {
         if (q <= 64) {

@@ -40,7 +40,7 @@ class CountSumState {
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters)
       : d_(draws), loss_(loss),
         storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
-        table_(draws, storage_loss_, max_clusters) {
+        table_(draws, storage_loss_, max_clusters, RowOrder::Auto) {
     for (int w = 0; w < 3; ++w) {
       for (const auto& t : loss_.g[w]) {
         std::vector<double> diff(t.size() - 1);
@@ -194,6 +194,7 @@ class CountSumState {
   }
 
   void add(std::int64_t i, std::int32_t k) {
+    table_.fit_slot(k);  // before shift reads slot k: a slot past the table's width is not there yet
     shift<true>(i, k);
     const std::int64_t s = table_.size(k);
     for (std::int32_t j = 0; j < n_est_; ++j) est_[j] += diff_[1][j][s];
@@ -214,6 +215,7 @@ class CountSumState {
   void move(std::int64_t i, std::int32_t k) {
     const std::int32_t old = table_.label(i);
     if (k == old) return;
+    table_.fit_slot(k);  // before reading slot k (see add)
     const Label* lab = d_.item(i);
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
@@ -221,7 +223,7 @@ class CountSumState {
       const double* dc = diff_[0][j].data();
       double* S = cell_.data() + j * d_.H;
       for (std::int64_t h = 0; h < d_.H; ++h) {
-        const Count* row = cnt + (d_.base[h] + lab[h]) * stride;
+        const Count* row = cnt + table_.row_index(h, lab[h]) * stride;
         S[h] += dc[row[k]] - dc[row[old] - 1];
       }
     }
@@ -236,7 +238,7 @@ class CountSumState {
     const std::int64_t stride = table_.stride();
     for (std::int64_t h = 0; h < d_.H; ++h) {
       for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const std::int64_t x = cnt[r * stride + k];
+        const std::int64_t x = cnt[table_.row_index(h, r - d_.base[h]) * stride + k];
         if (x == 0) continue;
         const std::int64_t s = alloc_[r];
         alloc_[r] = static_cast<std::int32_t>(s - x);
@@ -284,7 +286,7 @@ class CountSumState {
       std::fill(cell.begin(), cell.end(), 0.0);
       std::fill(draw.begin(), draw.end(), 0.0);
       for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const Count* row = cnt + r * stride;
+        const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
         std::int64_t s = 0;
         for (std::int32_t k = 0; k < q; ++k) {
           s += row[k];
@@ -324,7 +326,7 @@ class CountSumState {
     std::fill(est_.begin(), est_.end(), 0.0);
     for (std::int64_t h = 0; h < d_.H; ++h) {
       for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const Count* row = cnt + r * stride;
+        const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
         std::int64_t s = 0;
         for (std::int32_t k = 0; k < q; ++k) {
           s += row[k];
@@ -348,7 +350,7 @@ class CountSumState {
     const std::int64_t H = d_.H;
     for (std::int64_t h = 0; h < H; ++h) {
       const std::int64_t r = d_.base[h] + lab[h];
-      const std::int64_t c = cnt[r * stride + k] - (kAdd ? 0 : 1);
+      const std::int64_t c = cnt[table_.row_index(h, lab[h]) * stride + k] - (kAdd ? 0 : 1);
       const std::int64_t s = kAdd ? alloc_[r]++ : --alloc_[r];
       for (std::int32_t j = 0; j < n_cell_; ++j) cell_[j * H + h] += kAdd ? diff_[0][j][c] : -diff_[0][j][c];
       for (std::int32_t j = 0; j < n_draw_; ++j) draw_[j * H + h] += kAdd ? diff_[2][j][s] : -diff_[2][j][s];
