@@ -139,6 +139,11 @@ def test_row_order_by_table_size_and_a_bad_setting_is_a_value_error(monkeypatch:
             assert _row_order(np.asarray(load_draws(name)), kind) == order, (name, kind)
     # As big as ex1, but labels that seldom repeat: by draw.
     assert _row_order(np.random.default_rng(0).integers(0, 7, size=(10000, 200)), "VI") == "draw"
+    # ex1 with one burn-in draw of 200 singletons: by label, every draw would have room for 200
+    # rows (10 times the table by draw), so by draw.
+    burn_in = np.asarray(load_draws("ex1")).copy()
+    burn_in[0] = np.arange(burn_in.shape[1])
+    assert _row_order(burn_in, "VI") == "draw"
     monkeypatch.setenv("SALSOX_TABLE_ORDER", "sideways")
     x = _random_draws(0, H=10, n=12)
     with pytest.raises(ValueError, match="SALSOX_TABLE_ORDER"):

@@ -223,7 +223,7 @@ PYBIND11_MODULE(_core, m) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
         const RowOrder order = with_count_type(draws.n(), [&](auto count) {
-          return CountTableState<std::uint8_t, decltype(count)>::choose_row_order(rows, draws.agreement(),
+          return CountTableState<std::uint8_t, decltype(count)>::choose_row_order(rows, draws.H() * draws.kmax(), draws.agreement(),
                                                                                   !loss.additive());
         });
         return std::string(order == RowOrder::ByLabel ? "label" : "draw");

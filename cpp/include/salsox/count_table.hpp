@@ -49,7 +49,7 @@ class CountTableState {
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
         full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(simd_path(false)) {
     constexpr std::size_t line = kCacheLine / sizeof(Count);
-    set_row_order(order == RowOrder::Auto ? choose_row_order(d_.rows, d_.agreement, track_stats_) : order);
+    set_row_order(order == RowOrder::Auto ? choose_row_order(d_.rows, d_.H * d_.kmax, d_.agreement, track_stats_) : order);
     // Room for the widest layout (all max_clusters slots; see grow), one line for the alignment
     // below, one so that word reads past a short last row stay inside.
     cnt_store_.assign(static_cast<std::size_t>(nrows_ * full_stride_) + 2 * line, 0);
@@ -83,7 +83,7 @@ class CountTableState {
   }
 
   // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
-  static RowOrder choose_row_order(std::int64_t rows, double agreement, bool tracked);
+  static RowOrder choose_row_order(std::int64_t rows, std::int64_t padded_rows, double agreement, bool tracked);
 
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
@@ -563,7 +563,7 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
                                 double agreement = 0.0) {
   return with_count_type(n, [&](auto count) {
     using State = CountTableState<std::uint8_t, decltype(count)>;
-    if (order == RowOrder::Auto) order = State::choose_row_order(rows, agreement, tracked);
+    if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked);
     return State::footprint(rows, H, n, max_clusters, tracked, kmax, order);
   });
 }

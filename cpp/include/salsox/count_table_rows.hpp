@@ -37,7 +37,8 @@ inline void CountTableState<Label, Count>::set_row_order(RowOrder order) {
 // its first width would not fit in 512 KB and most labels repeat from one draw to the next.
 // SALSOX_TABLE_ORDER=draw|label forces one (for tests and measurements).
 template <class Label, class Count>
-inline RowOrder CountTableState<Label, Count>::choose_row_order(std::int64_t rows, double agreement, bool tracked) {
+inline RowOrder CountTableState<Label, Count>::choose_row_order(std::int64_t rows, std::int64_t padded_rows,
+                                                                double agreement, bool tracked) {
   if (const char* env = std::getenv("SALSOX_TABLE_ORDER")) {
     const std::string want(env);
     if (want == "draw") return RowOrder::ByDraw;
@@ -47,7 +48,10 @@ inline RowOrder CountTableState<Label, Count>::choose_row_order(std::int64_t row
   }
   const double bytes = static_cast<double>(rows) * static_cast<double>(row_stride(kFirstSlots + (tracked ? 1 : 0))) *
                        static_cast<double>(sizeof(Count));
-  return bytes > 512.0 * 1024.0 && agreement >= 0.6 ? RowOrder::ByLabel : RowOrder::ByDraw;
+  // By label, every draw has room for kmax rows (padded_rows = H x kmax): not when a few draws
+  // with many clusters (a burn-in draw of singletons) would make that over 4x the table by draw.
+  const bool compact = padded_rows <= 4 * rows;
+  return bytes > 512.0 * 1024.0 && agreement >= 0.6 && compact ? RowOrder::ByLabel : RowOrder::ByDraw;
 }
 
 // Sets an empty table's layout to the narrowest stride holding `slots` slots (and the
