@@ -1,19 +1,24 @@
-"""Two threads against one on the count-table rows: how much idle threads helping the runs still
-going (issue 15) brings to a 16-run search.
+"""T threads against one (default T = 2): how much idle threads helping the runs still going
+(issue 15) brings to a 16-run search.
 
-For every dataset and loss it times the default 16-run search on one thread, on two threads
+For every dataset and loss it times the default 16-run search on one thread, on T threads
 with every run kept on its own thread (``inner_jobs=1``: a thread that runs out of runs waits
-for the other), and on two threads with the default helping (a thread with no run left serves
-the loops of the run still going). The three settings are timed in turn, ``--repeat`` times,
+for the others), and on T threads with the default helping (a thread with no run left serves
+the loops of the runs still going). The three settings are timed in turn, ``--repeat`` times,
 keeping the fastest of each, so that a shared machine's load hits them alike; the load average
 is printed before and after. Every setting must give the same estimate (checked).
 
-The "balanced" column is the best two threads could do without helping: the run times of the
-one-thread search dealt to two threads in run order, as the engine does (total / longest
-thread's share). Helping can beat it; plain two threads cannot.
+The "balanced" column is the best T threads could do without helping: the run times of the
+one-thread search dealt to T threads in run order, as the engine does (total / longest
+thread's share). Helping can beat it; plain T threads cannot. "run seconds x" is the sum of
+the runs' own seconds on T helping threads over one thread's (above 1: runs slow each other
+down, through shared caches, memory or clock speed, or wait on their helpers); "longest run /
+wall" is the longest of those runs over the T-thread wall (the rest is building the states,
+starting threads and collecting results).
 
     python benchmarks/bench_threads.py                          # all rows (many minutes)
     python benchmarks/bench_threads.py --datasets ex1 --losses VI NVI --repeat 5
+    python benchmarks/bench_threads.py --threads 16 --synthetic 20000 1000   # a 16-core machine
 """
 
 from __future__ import annotations
@@ -21,22 +26,26 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 import salsox
 from _common import DATASETS, load_draws, print_table
+from synthetic import synthetic_draws
 
 LOSSES = ("VI", "binder", "omARI", "NVI", "NID", "ID")
-SETTINGS: Dict[str, Dict[str, Any]] = {
-    "1 thread": dict(n_jobs=1),
-    "2 alone": dict(n_jobs=2, inner_jobs=1),
-    "2 helping": dict(n_jobs=2),
-}
 
 
-def _balanced(seconds: Sequence[float], threads: int = 2) -> float:
+def _settings(threads: int) -> Dict[str, Dict[str, Any]]:
+    return {
+        "1 thread": dict(n_jobs=1),
+        f"{threads} alone": dict(n_jobs=threads, inner_jobs=1),
+        f"{threads} helping": dict(n_jobs=threads),
+    }
+
+
+def _balanced(seconds: Sequence[float], threads: int) -> float:
     """Total run time over the longest thread's share, runs dealt in order to the first free thread."""
     busy = [0.0] * threads
     for s in seconds:
@@ -44,23 +53,32 @@ def _balanced(seconds: Sequence[float], threads: int = 2) -> float:
     return sum(seconds) / max(busy)
 
 
-def _row(name: str, draws: np.ndarray, loss: str, repeat: int, seed: int) -> Tuple[List[Any], Dict[str, float]]:
-    best = {k: float("inf") for k in SETTINGS}
+def _row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
+         engine: Optional[str]) -> Tuple[List[Any], Dict[str, float]]:
+    settings = _settings(threads)
+    best = {k: float("inf") for k in settings}
     estimates: Dict[str, Any] = {}
     for _ in range(repeat):
-        for key, opts in SETTINGS.items():
+        for key, opts in settings.items():
             t0 = time.perf_counter()
-            est = salsox.salso(draws, loss, seed=seed, engine="counts", **opts)
-            best[key] = min(best[key], time.perf_counter() - t0)
-            estimates[key] = est
+            est = salsox.salso(draws, loss, seed=seed, engine=engine, **opts)
+            wall = time.perf_counter() - t0
+            if wall < best[key]:  # the estimate of the fastest call, for its run times
+                best[key], estimates[key] = wall, est
     one = estimates["1 thread"]
     for key, est in estimates.items():
         if not (np.array_equal(est.labels, one.labels) and est.expected_loss == one.expected_loss):
             raise AssertionError(f"{name} {loss}: {key} gave another estimate than one thread")
-    helped = max(r["threads"] for r in estimates["2 helping"].info["runs"])
-    balanced = _balanced([r["seconds"] for r in one.info["runs"]])
+    helped = max(r["threads"] for r in estimates[f"{threads} helping"].info["runs"])
+    balanced = _balanced([r["seconds"] for r in one.info["runs"]], threads)
     t1 = best["1 thread"]
-    row = [name, loss, t1, t1 / best["2 alone"], t1 / best["2 helping"], balanced, helped]
+    # Where the T-thread wall goes: the runs' own seconds (a helped run counts once, however
+    # many threads served it) against one thread's, and the longest run against the wall.
+    many = estimates[f"{threads} helping"].info["runs"]
+    work = sum(r["seconds"] for r in many) / sum(r["seconds"] for r in one.info["runs"])
+    longest = max(r["seconds"] for r in many) / best[f"{threads} helping"]
+    row = [name, loss, one.info["engine"], t1, t1 / best[f"{threads} alone"],
+           t1 / best[f"{threads} helping"], balanced, helped, work, longest]
     return row, best
 
 
@@ -70,19 +88,31 @@ def main() -> None:
     parser.add_argument("--losses", nargs="+", default=list(LOSSES), choices=LOSSES)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2, help="T, the threads to compare with one")
+    parser.add_argument("--engine", choices=("counts", "default"), default="counts",
+                        help="counts (every loss on count tables) or each loss's default engine")
+    parser.add_argument("--synthetic", nargs=2, type=int, metavar=("N", "H"),
+                        help="also N items x H draws of benchmarks/synthetic.py (k = 20)")
     args = parser.parse_args()
+    engine = None if args.engine == "default" else args.engine
+    T = args.threads
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    sets = [(name, lambda name=name: load_draws(name)) for name in args.datasets]
+    if args.synthetic:
+        n, H = args.synthetic
+        sets.append((f"synthetic {n}x{H}", lambda: synthetic_draws(n, H, k=20, seed=1)))
     rows = []
-    for name in args.datasets:
-        draws = salsox.Draws(load_draws(name))
+    for name, make in sets:
+        draws = salsox.Draws(make())
         for loss in args.losses:
-            row, _ = _row(name, draws, loss, args.repeat, args.seed)
+            row, _ = _row(name, draws, loss, args.repeat, args.seed, T, engine)
             rows.append(row)
-            print(f"  {name} {loss}: done", flush=True)
+            print(f"  {name} {loss}: {row[3]:.3f} s on one thread, {row[5]:.2f}x on {T}", flush=True)
     print()
-    print_table(["dataset", "loss", "1 thread (s)", "2 alone", "2 helping", "balanced", "helped run threads"], rows)
-    ratios = [r[4] for r in rows]
-    print(f"\n2 helping over 1: min {min(ratios):.3f}x, geometric mean {np.exp(np.mean(np.log(ratios))):.3f}x")
+    print_table(["dataset", "loss", "engine", "1 thread (s)", f"{T} alone", f"{T} helping", "balanced",
+                 "helped run threads", "run seconds x", "longest run / wall"], rows)
+    ratios = [r[5] for r in rows]
+    print(f"\n{T} helping over 1: min {min(ratios):.3f}x, geometric mean {np.exp(np.mean(np.log(ratios))):.3f}x")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

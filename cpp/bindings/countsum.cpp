@@ -178,7 +178,7 @@ void bind_countsum(py::module_& m) {
                                   return with_count_type(v.n, [&](auto count) {
                                     using State = CountSumState<Label, decltype(count)>;
                                     return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); },
-                                                     opts, monitor);
+                                                     opts, monitor, StateBuild::Parallel);
                                   });
                                 });
                               }};

@@ -243,7 +243,7 @@ PYBIND11_MODULE(_core, m) {
                                   return with_count_type(v.n, [&](auto count) {
                                     using State = CountTableState<Label, decltype(count)>;
                                     return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, RowOrder::Auto); },
-                                                     opts, monitor);
+                                                     opts, monitor, StateBuild::Parallel);
                                   });
                                 });
                               }};
@@ -262,7 +262,7 @@ PYBIND11_MODULE(_core, m) {
                                       return std::make_unique<PairwiseState<std::int32_t>>(
                                           sim, n, static_cast<double>(H), PairwiseKind::Binder, a, b, max_clusters);
                                     },
-                                    opts, std::move(monitor));
+                                    opts, std::move(monitor), StateBuild::Parallel);
                               }};
       },
       py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"));
@@ -277,7 +277,7 @@ PYBIND11_MODULE(_core, m) {
         return PreparedSearch{n, [=](const SearchOptions& opts, Monitor monitor) {
                                 return run_salso(
                                     [&] { return std::make_unique<PairwiseState<double>>(sim, n, 1.0, pk, a, b, max_clusters); },
-                                    opts, std::move(monitor));
+                                    opts, std::move(monitor), StateBuild::Parallel);
                               }};
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"));

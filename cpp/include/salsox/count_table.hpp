@@ -214,14 +214,14 @@ class CountTableState {
         const Count gone = --row[old];
         const Count came = row[k]++;
         J[h] += dcell[came] - dcell[gone];
-      });
+      }, kDrawGrain);
       E_ += dest_[size_[k]] - dest_[size_[old] - 1];
     } else {
       parallel_for(d_.H, [=](std::int64_t h) {
         Count* row = cnt + (base[h] + lab[h] * step) * stride;
         --row[old];
         ++row[k];
-      });
+      }, kDrawGrain);
     }
     if (k == q_) ++q_;
     --size_[old];
@@ -253,14 +253,14 @@ class CountTableState {
         const Count s = kAdd ? row[kd]++ : --row[kd];
         D[h] += kAdd ? ddraw[s] : -ddraw[s];
         J[h] += kAdd ? dcell[c] : -dcell[c];
-      });
+      }, kDrawGrain);
     } else {
       Count* col = cnt + k;
       parallel_for(d_.H, [=](std::int64_t h) {
         Count& x = col[(base[h] + lab[h] * step) * stride];
         if (kAdd) ++x;
         else --x;
-      });
+      }, kDrawGrain);
     }
   }
 
@@ -442,9 +442,10 @@ class CountTableState {
   // whose address never escapes, their pointers stay in registers even though every count
   // store, being a char-sized store, may alias anything in memory.
   // Returns the threads that took part.
+  // `min_grain`: the fewest iterations a shared block takes (kDrawGrain for per-draw updates).
   template <class F>
-  int parallel_for(std::int64_t count, const F& f) const {
-    if (const int joined = d_.H >= kShareDraws ? Crew::share_here(count, f) : 0) {
+  int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
+    if (const int joined = d_.H >= kShareDraws ? Crew::share_here(count, f, min_grain) : 0) {
       team_max_ = std::max(team_max_, joined);
       return joined;
     }
@@ -470,6 +471,8 @@ class CountTableState {
   int shared_threads() const { return d_.H >= kShareDraws ? std::max(threads_, Crew::team_here()) : 1; }
   // Passes over fewer draws take less time than handing blocks to another core: not shared.
   static constexpr std::int64_t kShareDraws = 1024;
+  // Draws per shared block of a table update (a few nanoseconds a draw; see Crew::share_here).
+  static constexpr std::int64_t kDrawGrain = 512;
 
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)

@@ -166,15 +166,21 @@ class Crew {
   // f(i) for i in [0, count) shared through the crew of the calling thread's search, if it
   // has one and some thread is idle; returns the threads that took part, or 0 when it was
   // not shared (the caller runs the loop). Passes under about 1,024 draws of table rows take
-  // less time than handing blocks to another core: callers do not share them.
+  // less time than handing blocks to another core: callers do not share them. Blocks hold at
+  // least `min_grain` iterations (a loop of fewer than two such blocks is not shared): the
+  // callers' per-draw table updates cost a few nanoseconds a draw, less than taking a block
+  // from a counter that sixteen threads contend for.
   template <class F>
-  static int share_here(std::int64_t count, const F& f) {
+  static int share_here(std::int64_t count, const F& f, std::int64_t min_grain = 1) {
     const Place& place = here();
-    if (!place.crew || count < 2 || !place.crew->has_helpers()) return 0;
-    return place.crew->share(place.slot, count, [&f](std::int64_t lo, std::int64_t hi) {
-      F local = f;  // a private copy, as the callers' inline loops use
-      for (std::int64_t i = lo; i < hi; ++i) local(i);
-    });
+    if (!place.crew || count < 2 * std::max<std::int64_t>(1, min_grain) || !place.crew->has_helpers()) return 0;
+    return place.crew->share(
+        place.slot, count,
+        [&f](std::int64_t lo, std::int64_t hi) {
+          F local = f;  // a private copy, as the callers' inline loops use
+          for (std::int64_t i = lo; i < hi; ++i) local(i);
+        },
+        min_grain);
   }
 
   // Whether some thread is idle, ready to help (relaxed: a helper that turns idle just after
@@ -191,11 +197,11 @@ class Crew {
   // whichever idle threads join; returns the threads that ran at least one block. An
   // exception from a block is rethrown here once no thread is inside the loop any more.
   template <class Body>
-  int share(int me, std::int64_t count, const Body& body) {
+  int share(int me, std::int64_t count, const Body& body, std::int64_t min_grain = 1) {
     Slot& s = *slots_[static_cast<std::size_t>(me)];
     s.count = count;
     // About eight blocks per thread: helpers that join late still find work.
-    s.grain = std::max<std::int64_t>(1, count / (8 * static_cast<std::int64_t>(slots_.size())));
+    s.grain = std::max<std::int64_t>({1, min_grain, count / (8 * static_cast<std::int64_t>(slots_.size()))});
     s.body = &body;
     s.call = [](const void* b, std::int64_t lo, std::int64_t hi) { (*static_cast<const Body*>(b))(lo, hi); };
     s.next.store(0, std::memory_order_relaxed);
