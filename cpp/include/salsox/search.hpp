@@ -372,8 +372,9 @@ class SalsoRun {
 };
 
 // How run_salso builds its per-thread states: Serial for states whose construction may call
-// back into Python; Parallel, each on its own thread, for the built-in ones (16 states of a
-// 10,000-draw table built one after another took a tenth of a 16-thread search's wall time).
+// back into Python; Parallel, each on its own thread, for the built-in ones (one after another,
+// 16 states of ex1's tables took about 16 ms before any run could start, and every table was
+// first touched by the calling thread).
 enum class StateBuild { Serial, Parallel };
 
 // Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream
