@@ -162,6 +162,19 @@ def test_omari_score_passes_are_shared() -> None:
     assert record(inner) == record(one)[:1]
 
 
+def test_omari_score_passes_split_the_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The omARI passes are split by chunks of draws, so a team of three shares a search of at
+    # most two clusters (three slots with the new one: two vectors on the two-wide baseline
+    # path, all that a split by slots could share), and equals one thread's run.
+    monkeypatch.setenv("SALSOX_SIMD", "baseline")
+    team = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, max_clusters=2, n_jobs=1, inner_threads=3)
+    alone = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, max_clusters=2, n_jobs=1)
+    assert team["runs"][0]["score_threads"] == (3 if _core.has_openmp() else 1)
+    assert alone["runs"][0]["score_threads"] == 1
+    assert team["runs"][0]["loss"] == alone["runs"][0]["loss"]
+    assert np.array_equal(team["labels"], alone["labels"])
+
+
 @pytest.mark.parametrize("kind", ["NVI", "NID", "ID"])
 def test_entropy_score_passes_are_shared(kind: str) -> None:
     # The entropy scores sum fixed chunks of draws (each chunk on one thread, the chunks' sums

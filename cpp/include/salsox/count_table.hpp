@@ -88,15 +88,15 @@ class CountTableState {
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
   // labels and sizes (and theirs), the per-draw sums (and theirs), the draw entropies of
-  // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums
-  // and a 4-byte index per slot). (kmax: the most clusters in a draw, for the by-label order.)
+  // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums,
+  // omARI's gathered joint sums and a 4-byte index per slot). (kmax: the most clusters in a draw, for the by-label order.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                           bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw) {
     const double line = kCacheLine;
     if (order == RowOrder::ByLabel) rows = H * kmax;
     const double table = static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) *
                          sizeof(Count) + 2 * line;
-    const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 36.0;
+    const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
     const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
     return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw;
   }
@@ -458,6 +458,8 @@ class CountTableState {
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < count; ++i) f(i);
       }
+      // A static schedule leaves threads past the count without an iteration.
+      team = static_cast<int>(std::min<std::int64_t>(team, count));
       team_max_ = std::max(team_max_, team);
       return team;
     }
