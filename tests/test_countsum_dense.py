@@ -35,6 +35,9 @@ LOSSES = [
         "where(A + B == 0, 0, abs(sqrt(A + B - X) - sqrt(X + 0 * A)) / sqrt(A + B)"
         " + min(1, exp(-X / (1 + A)) * log(1 + B) ** 0.5) * (X < A))",
     ),
+    # a / sqrt(b) fused with a constant numerator, and a result `x * constant` that the
+    # accumulation loop applies (the constant on the right; Fowlkes-Mallows has it on the left).
+    CountSumLoss("scaled-d", PAIRS, "(A + B - 2 * X) * (1 / sqrt(1 + A * B + X)) * 0.5"),
     CountSumLoss("nmi-sqrt-d", ENTROPY,
                  f"where(max({HD}, {HE}) <= 1e-12, 0, where(min({HD}, {HE}) <= 1e-12, 1, "
                  f"max(0, 1 - ({HD} + {HE} - {HJ}) / sqrt({HD} * {HE}))))"),

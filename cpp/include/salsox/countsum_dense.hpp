@@ -29,7 +29,28 @@ SALSOX_TARGET_AVX2 inline void cs_sqrt_avx2(std::int64_t len, const double* a, d
   for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_sqrt_pd(_mm256_loadu_pd(a + e)));
   for (; e < len; ++e) out[e] = std::sqrt(a[e]);
 }
+
+// a / sqrt(q) over an array, four at a time (see cs_div_sqrt).
+SALSOX_TARGET_AVX2 inline void cs_div_sqrt_avx2(std::int64_t len, CsArg a, const double* q, double* out) {
+  std::int64_t e = 0;
+  if (a.p) {
+    for (; e + 4 <= len; e += 4)
+      _mm256_storeu_pd(out + e, _mm256_div_pd(_mm256_loadu_pd(a.p + e), _mm256_sqrt_pd(_mm256_loadu_pd(q + e))));
+  } else {
+    const __m256d s = _mm256_set1_pd(a.v);
+    for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_div_pd(s, _mm256_sqrt_pd(_mm256_loadu_pd(q + e))));
+  }
+  for (; e < len; ++e) out[e] = (a.p ? a.p[e] : a.v) / std::sqrt(q[e]);
+}
 #endif
+
+template <SimdPath P>
+inline void cs_div_sqrt_on(std::int64_t len, CsArg a, const double* q, double* out) {
+#if SALSOX_SIMD_X86
+  if constexpr (P != SimdPath::Baseline) return cs_div_sqrt_avx2(len, a, q, out);
+#endif
+  cs_div_sqrt(len, a, q, out);
+}
 
 template <SimdPath P>
 inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
@@ -39,6 +60,32 @@ inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
   }
 #endif
   cs_sqrt(len, a, out);
+}
+
+// acc[k] += g(f[b * Q + k]) for b < nb, k < Q, with W >= Q accumulators in registers across
+// the rows (a loop over acc in memory waits on each row's stores). Lanes Q..W-1 read the next
+// row's values (or the zeroed slack past a block) and are dropped; each slot adds its rows in
+// the same order as the plain loop.
+template <std::int64_t W, class G>
+inline void cs_acc_rows(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
+  double a[W];
+  for (std::int64_t k = 0; k < W; ++k) a[k] = acc[k];
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const double* r = f + b * Q;
+    for (std::int64_t k = 0; k < W; ++k) a[k] += g(r[k]);
+  }
+  for (std::int64_t k = 0; k < Q; ++k) acc[k] = a[k];
+}
+
+// acc[k] += g(f[b * Q + k]); acc holds Q + 3 entries and f nb * Q + 3 (see cs_acc_rows).
+template <class G>
+inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
+  if (Q <= 4) return cs_acc_rows<4>(nb, Q, f, acc, g);
+  if (Q <= 8) return cs_acc_rows<8>(nb, Q, f, acc, g);
+  if (Q <= 12) return cs_acc_rows<12>(nb, Q, f, acc, g);
+  if (Q <= 16) return cs_acc_rows<16>(nb, Q, f, acc, g);
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t k = 0; k < Q; ++k) acc[k] += g(f[b * Q + k]);
 }
 
 template <class Label, class Count>
@@ -52,7 +99,7 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     for (std::int64_t b = 0; b < Bd; ++b)
       for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
   }
-  std::fill(acc_.begin(), acc_.begin() + Q, 0.0);
+  std::fill(acc_.begin(), acc_.end(), 0.0);
   const Label* lab = d_.item(i);
   const Count* cnt = table_.counts();
   const std::int64_t stride = table_.stride();
@@ -63,7 +110,7 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     const std::int64_t nb = end - h0;
     for (std::int64_t b = 0; b < nb; ++b) {
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      row_index_[b] = r;  // of alloc_ (rows by draw); the table's row may be ordered by label
+      if (old < 0) row_index_[b] = r;  // of alloc_ (read by the Draw leaves of add scores) (rows by draw); the table's row may be ordered by label
       rows_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       // The rows are scattered over the table: start every miss of the block at once.
       __builtin_prefetch(rows_[b]);
@@ -85,6 +132,9 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
         cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
       } else if (outer_[v]) {
         outer(x, nb, Q, pool_[full_of_[v]].data());
+      } else if (fuse_[v].kind == kFuseDivSqrt) {
+        cs_div_sqrt_on<P>(nb * Q, arg(x.a, kFull), arg(loss_.nodes[fuse_[v].inner].a, kFull).p,
+                          pool_[full_of_[v]].data());
       } else if (fuse_[v].kind != kFuseNone) {
         cs_apply_fused(loss_, x, fuse_[v], nb * Q, [&](std::int32_t u) { return arg(u, kFull); },
                        pool_[full_of_[v]].data());
@@ -100,13 +150,18 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
           for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[b];
       }
     }
-    if (res.shape == kFull) {
-      // Local restrict pointers: the accumulators and the values never overlap, so the slot
-      // loop needs no overlap check per draw.
-      const double* __restrict f = pool_[full_of_[loss_.result]].data();
-      double* __restrict acc = acc_.data();
-      for (std::int64_t b = 0; b < nb; ++b)
-        for (std::int64_t k = 0; k < Q; ++k) acc[k] += f[b * Q + k];
+    if (acc_full_ >= 0) {
+      // acc += scalar op x (or x op scalar): the result node's operation, in the same order.
+      const double* f = pool_[full_of_[acc_full_]].data();
+      const double s = scal_[acc_scalar_left_ ? res.a : res.b];
+      const bool left = acc_scalar_left_;
+      cs_binary_functor(res.op, [&](auto g) {
+        if (left) cs_accumulate(nb, Q, f, acc_.data(), [&](double x) { return g(s, x); });
+        else cs_accumulate(nb, Q, f, acc_.data(), [&](double x) { return g(x, s); });
+        return 0;
+      });
+    } else if (res.shape == kFull) {
+      cs_accumulate(nb, Q, pool_[full_of_[loss_.result]].data(), acc_.data(), [](double x) { return x; });
     } else if (res.shape == kDraw) {
       double t = 0.0;
       const double* f = drawv_[loss_.result].data();

@@ -3,18 +3,24 @@
 // that loads its operands and stores its values; two frequent shapes are run as one loop when
 // the inner node has no other reader:
 //   where(cmp(p, q), b, c)  (the guard of a ratio: where(den == 0, 0, ...)),
-//   a - p / q               (one minus a ratio).
+//   a - p / q               (one minus a ratio),
+//   a / sqrt(q)             (a ratio to a geometric mean).
 // Each fused loop performs the same IEEE operations in the same order as the two nodes, so
 // values are bit-identical to the unfused evaluation (and to CountSumLoss::evaluate).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "countsum_loss.hpp"
 
 namespace salsox {
 
-enum CsFuse : std::int32_t { kFuseNone = 0, kFuseWhereCmp = 1, kFuseSubDiv = 2 };
+enum CsFuse : std::int32_t { kFuseNone = 0, kFuseWhereCmp = 1, kFuseSubDiv = 2, kFuseDivSqrt = 3 };
 
 struct CsFused {
   std::int32_t kind = kFuseNone;
@@ -56,6 +62,9 @@ inline std::vector<CsFused> cs_fuse_plan(const CountSumLoss& L) {
                array(L.nodes[x.b].b)) {
       plan[v] = {kFuseSubDiv, x.b};
       folded[x.b] = true;
+    } else if (x.op == CsOp::Div && foldable(x.b) && L.nodes[x.b].op == CsOp::Sqrt && array(L.nodes[x.b].a)) {
+      plan[v] = {kFuseDivSqrt, x.b};
+      folded[x.b] = true;
     }
   }
   return plan;
@@ -75,6 +84,8 @@ inline void cs_effective_operands(const CountSumLoss& L, const std::vector<CsFus
   } else if (f.kind == kFuseSubDiv) {
     const CsNode& d = L.nodes[f.inner];
     out[0] = x.a, out[1] = d.a, out[2] = d.b;
+  } else if (f.kind == kFuseDivSqrt) {
+    out[0] = x.a, out[1] = L.nodes[f.inner].a;
   } else {
     out[0] = x.a, out[1] = x.b, out[2] = x.c;
   }
@@ -109,6 +120,22 @@ inline void cs_where_cmp_loop(std::int64_t len, const double* p, CsArg q, CsArg 
   }
 }
 
+// out[e] = a[e] / sqrt(q[e]) (a may be a constant). std::sqrt may set errno, which keeps the
+// compiler from vectorising its loop; the SSE2 square root is the same IEEE operation.
+inline void cs_div_sqrt(std::int64_t len, CsArg a, const double* q, double* out) {
+  std::int64_t e = 0;
+#if defined(__SSE2__)
+  if (a.p) {
+    for (; e + 2 <= len; e += 2)
+      _mm_storeu_pd(out + e, _mm_div_pd(_mm_loadu_pd(a.p + e), _mm_sqrt_pd(_mm_loadu_pd(q + e))));
+  } else {
+    const __m128d s = _mm_set1_pd(a.v);
+    for (; e + 2 <= len; e += 2) _mm_storeu_pd(out + e, _mm_div_pd(s, _mm_sqrt_pd(_mm_loadu_pd(q + e))));
+  }
+#endif
+  for (; e < len; ++e) out[e] = (a.p ? a.p[e] : a.v) / std::sqrt(q[e]);
+}
+
 // Fused node `x` (plan entry f) over `len` elements; `arg(u)` gives operand u as the node's
 // evaluation lays it out.
 template <class Arg>
@@ -125,6 +152,10 @@ inline void cs_apply_fused(const CountSumLoss& L, const CsNode& x, const CsFused
       case CsOp::Eq: cs_where_cmp_loop(len, p.p, q, b, c.p, out, CsEq{}); return;
       default: cs_where_cmp_loop(len, p.p, q, b, c.p, out, CsNe{}); return;
     }
+  }
+  if (f.kind == kFuseDivSqrt) {
+    cs_div_sqrt(len, arg(x.a), arg(in.a).p, out);
+    return;
   }
   // a - p / q
   const CsArg a = arg(x.a), p = arg(in.a), q = arg(in.b);

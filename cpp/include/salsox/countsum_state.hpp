@@ -78,6 +78,16 @@ class CountSumState {
     // computed directly; the Slot and Draw operands of the other Full nodes are tiled once per
     // score (Slot) or broadcast once per block (Draw) to full blocks.
     const std::vector<bool> dense = reach({loss_.result});
+    // A result `scalar op x` (or `x op scalar`), x a Full value of the blocks, runs its
+    // operation in the accumulation loop: one pass over the blocks less (e.g. 1 - ratio).
+    {
+      const CsNode& r = loss_.nodes[loss_.result];
+      if (r.shape == kFull && cs_is_binary(r.op) && fuse_[loss_.result].kind == kFuseNone) {
+        const std::int32_t sa = loss_.nodes[r.a].shape, sb = loss_.nodes[r.b].shape;
+        if (sa == kScalar && sb == kFull) acc_full_ = r.b, acc_scalar_left_ = true;
+        if (sa == kFull && sb == kScalar) acc_full_ = r.a, acc_scalar_left_ = false;
+      }
+    }
     std::vector<bool> tiled(V, false), broadcast(V, false);
     for (std::size_t v = 0; v < V; ++v) {
       const CsNode& x = loss_.nodes[v];
@@ -107,7 +117,8 @@ class CountSumState {
           drawv_[v].assign(draw_elems_, 0.0);
           break;
         default:
-          if (dense[v] && !folded_[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
+          if (dense[v] && !folded_[v] && !(acc_full_ >= 0 && static_cast<std::int32_t>(v) == loss_.result))
+            block_prog_.push_back(static_cast<std::int32_t>(v));
       }
       if (tiled[v]) {
         tile_of_[v] = static_cast<std::int32_t>(tiles_.size());
@@ -131,6 +142,7 @@ class CountSumState {
       }
     }
     last_full[loss_.result] = static_cast<std::int64_t>(P);
+    if (acc_full_ >= 0) last_full[acc_full_] = static_cast<std::int64_t>(P);
     std::vector<std::int32_t> free_list;
     std::int32_t pool = 0;
     auto take = [&]() {
@@ -161,9 +173,10 @@ class CountSumState {
       if (x.shape == kFull && last_full[v] < 0) full_of_[v] = take(), free_list.push_back(full_of_[v]);
       if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
     }
-    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_), 0.0));
+    // 4 zeroed doubles of slack: the accumulation reads up to 3 past a block (cs_acc_rows).
+    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_ + 4), 0.0));
     if (!loss_.terms.empty()) prepare_sparse();
-    acc_.assign(slots, 0.0);
+    acc_.assign(static_cast<std::size_t>(slots) + 4, 0.0);  // + 4: see cs_acc_rows
     rows_.assign(draw_elems_, nullptr);
     row_index_.assign(draw_elems_, 0);
   }
@@ -513,6 +526,10 @@ class CountSumState {
   // Fused node pairs (countsum_fuse.hpp), and the nodes folded into their reader.
   std::vector<CsFused> fuse_;
   std::vector<std::uint8_t> folded_;
+  // The result's Full operand when the accumulation applies the result's operation (-1: none),
+  // and whether the scalar operand is the left one.
+  std::int32_t acc_full_ = -1;
+  bool acc_scalar_left_ = false;
   // Sparse scores (see prepare_sparse): programs, the nonzero-cell list (draw in the block,
   // slot, count), per-draw cell sums without the item, gathered operands and list values by
   // node, the coefficients' sums over draws, and the separable form in each listed cell.
