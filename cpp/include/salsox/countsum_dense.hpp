@@ -110,7 +110,9 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     const std::int64_t nb = end - h0;
     for (std::int64_t b = 0; b < nb; ++b) {
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      if (old < 0) row_index_[b] = r;  // of alloc_ (read by the Draw leaves of add scores) (rows by draw); the table's row may be ordered by label
+      // The draw's row of alloc_ (rows by draw; the table's own row may be ordered by label),
+      // read by the Draw leaves of add scores only.
+      if (old < 0) row_index_[b] = r;
       rows_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       // The rows are scattered over the table: start every miss of the block at once.
       __builtin_prefetch(rows_[b]);
