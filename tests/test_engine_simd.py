@@ -79,6 +79,19 @@ def test_every_path_gives_the_same_runs(kind: str, monkeypatch: pytest.MonkeyPat
             assert found[path] == found["baseline"], (kind, path)
 
 
+@pytest.mark.parametrize("H, n, k, cap", [(40, 300, 8, 12), (3, 66000, 3, 6)])
+def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int, cap: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tables count in 8 bits up to 255 items, 16 bits up to 65,535 and 32 bits beyond; the fused
+    # omARI score reads the counts as vectors of each width.
+    x = _random_draws(5, H=H, n=n, k=k)
+    found = {}
+    for path in _core.simd_paths():
+        monkeypatch.setenv("SALSOX_SIMD", path)
+        found[path] = _record(x, "omARI", cap, 2, seed=1)
+    assert all(runs == found["baseline"] for runs in found.values())
+
+
 def test_every_path_gives_the_same_public_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.asarray(load_draws("iris")[:200])
     out = {}

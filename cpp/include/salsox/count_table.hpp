@@ -80,6 +80,8 @@ class CountTableState {
       dest_.push_back(loss_.g_est[x + 1] - loss_.g_est[x]);
       ddraw_.push_back(loss_.g_draw[x + 1] - loss_.g_draw[x]);
     }
+    cells_are_counts_ = true;
+    for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
   }
 
   // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
@@ -398,6 +400,11 @@ class CountTableState {
   }
   template <SimdPath P>
   SALSOX_INLINE void score_omari(std::int64_t i, double* out);
+#if SALSOX_SIMD_X86
+  template <int V>
+  SALSOX_TARGET_AVX2 void omari_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi, std::int32_t first,
+                                           double* acc) const;
+#endif
   struct EntropyScale;
   void slot_entropies(const EntropyScale& ent);
   void sort_slots();
@@ -532,6 +539,7 @@ class CountTableState {
   int threads_ = 1;  // threads inside one run (over draws)
   mutable int team_max_ = 1, score_team_max_ = 1;  // see threads_used
   std::vector<double> dcell_, dest_, ddraw_;
+  bool cells_are_counts_ = false;  // dcell_[x] == x (pair counts: omARI's fused score)
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
   double E_ = 0.0;

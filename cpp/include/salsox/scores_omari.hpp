@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+
+#if SALSOX_SIMD_X86
+#include <immintrin.h>
+#endif
 
 #include "count_table.hpp"
 
@@ -50,6 +55,31 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
   if (e_x_.size() < static_cast<std::size_t>(chunks) * w) e_x_.resize(static_cast<std::size_t>(chunks) * w);
   const std::int32_t q = q_;
   double* scratch = e_x_.data();
+#if SALSOX_SIMD_X86
+  if constexpr (P != SimdPath::Baseline) {
+    if (cells_are_counts_) {
+      // The fused kernel below: the same operations on each element and the same order of
+      // the draws in each slot's sum, so the same bits as the loop after it.
+      const std::int32_t vectors = (slots + 3) / 4;
+      const double* fused = draw_chunks<P>(lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
+        for (std::int32_t v = 0; v < vectors; v += 8) {
+          switch (std::min(8, vectors - v)) {
+            case 1: omari_draws_avx2<1>(i, lo, hi, v, acc); break;
+            case 2: omari_draws_avx2<2>(i, lo, hi, v, acc); break;
+            case 3: omari_draws_avx2<3>(i, lo, hi, v, acc); break;
+            case 4: omari_draws_avx2<4>(i, lo, hi, v, acc); break;
+            case 5: omari_draws_avx2<5>(i, lo, hi, v, acc); break;
+            case 6: omari_draws_avx2<6>(i, lo, hi, v, acc); break;
+            case 7: omari_draws_avx2<7>(i, lo, hi, v, acc); break;
+            default: omari_draws_avx2<8>(i, lo, hi, v, acc); break;
+          }
+        }
+      });
+      std::copy(fused, fused + slots, out);
+      return;
+    }
+  }
+#endif
   const double* sums = draw_chunks<P>(lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
                                                  SALSOX_INLINE {
     double* Xk = scratch + static_cast<std::size_t>(lo / kDrawChunk) * w;
@@ -62,5 +92,69 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
   });
   std::copy(sums, sums + slots, out);
 }
+
+#if SALSOX_SIMD_X86
+// Four counts of a row as doubles (counts are below 2^31).
+template <class Count>
+SALSOX_TARGET_AVX2 inline __m256d omari_counts4(const Count* p) {
+  if constexpr (sizeof(Count) == 1) {
+    std::int32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(w)));
+  } else if constexpr (sizeof(Count) == 2) {
+    return _mm256_cvtepi32_pd(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  } else {
+    return _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+}
+
+// score_omari's sums over draws hi-1 down to lo for slots 4 first .. 4 (first + V) - 1, in one
+// pass per draw: the row's counts converted four at a time (a cell's pair-count increment is
+// its count, cells_are_counts_), the cell's value and its sum kept in registers across the
+// draws. The loop of score_omari instead gathered each cell through a table, then stored and
+// reloaded every slot's sum per draw: about 120 instructions per draw of a 10-slot score
+// against a division loop that needs a few dozen. Reads up to three counts past the slots in
+// use (inside the row, or the table's slack line after the last one); they are masked.
+template <class Label, class Count>
+template <int V>
+SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
+                                                                       std::int32_t first, double* acc) const {
+  const std::int32_t q = q_, dec = old_;
+  const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+  const __m256d qv = _mm256_set1_pd(static_cast<double>(q)), decv = _mm256_set1_pd(static_cast<double>(dec));
+  __m256d sum[V], keep[V], at_dec[V];
+  for (int v = 0; v < V; ++v) {
+    const double k0 = 4.0 * (first + v);
+    const __m256d k = _mm256_add_pd(_mm256_set1_pd(k0), _mm256_set_pd(3.0, 2.0, 1.0, 0.0));
+    sum[v] = _mm256_loadu_pd(acc + 4 * (first + v));
+    keep[v] = _mm256_cmp_pd(k, qv, _CMP_LT_OQ);  // lanes of slots in use; the new slot's cell is 0
+    at_dec[v] = _mm256_and_pd(_mm256_cmp_pd(k, decv, _CMP_EQ_OQ), one);
+  }
+  const double* B = e_new_.data() + 4 * first;
+  const double* BN = e_norm_.data() + 4 * first;
+  const Label* lab = d_.item(i);
+  const Count* cells = cnt_ + 4 * first;
+  for (std::int64_t h = hi - 1; h >= lo; --h) {
+    const std::int64_t r = row_index(h, lab[h]) * stride_;
+    const Count* row = cnt_ + r;
+    // As for_draws: D_h with item i in its draw cluster, J_h without it.
+    const double Dh = dec < 0 ? D_[h] + ddraw_[row[cap_]] : D_[h];
+    const double Jh = dec < 0 ? J_[h] : J_[h] - dcell_[row[dec] - 1];
+    const __m256d A = _mm256_set1_pd(Dh), X = _mm256_set1_pd(Jh);
+    for (int v = 0; v < V; ++v) {
+      const __m256d c = _mm256_sub_pd(_mm256_and_pd(omari_counts4(cells + r + 4 * v), keep[v]), at_dec[v]);
+      const __m256d x = _mm256_add_pd(X, c);
+      const __m256d b = _mm256_loadu_pd(B + 4 * v), bn = _mm256_loadu_pd(BN + 4 * v);
+      // score_omari's cell(A, B, BN, X), operation for operation.
+      const __m256d expected = _mm256_mul_pd(A, bn);
+      const __m256d denom = _mm256_sub_pd(_mm256_mul_pd(half, _mm256_add_pd(A, b)), expected);
+      const __m256d z = _mm256_and_pd(_mm256_cmp_pd(denom, zero, _CMP_EQ_OQ), one);
+      const __m256d ratio = _mm256_div_pd(_mm256_sub_pd(x, expected), _mm256_add_pd(denom, z));
+      sum[v] = _mm256_add_pd(sum[v], _mm256_mul_pd(_mm256_sub_pd(one, z), _mm256_sub_pd(one, ratio)));
+    }
+  }
+  for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * (first + v), sum[v]);
+}
+#endif
 
 }  // namespace salsox
