@@ -119,6 +119,7 @@ template <class Label, class Count>
 template <int V>
 SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
                                                                        std::int32_t first, double* acc) const {
+  constexpr std::int64_t kAhead = 8;
   const std::int32_t q = q_, dec = old_;
   const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
   const __m256d qv = _mm256_set1_pd(static_cast<double>(q)), decv = _mm256_set1_pd(static_cast<double>(dec));
@@ -135,6 +136,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int
   const Label* lab = d_.item(i);
   const Count* cells = cnt_ + 4 * first;
   for (std::int64_t h = hi - 1; h >= lo; --h) {
+    if (h >= lo + kAhead) __builtin_prefetch(cnt_ + row_index(h - kAhead, lab[h - kAhead]) * stride_);
     const std::int64_t r = row_index(h, lab[h]) * stride_;
     const Count* row = cnt_ + r;
     // As for_draws: D_h with item i in its draw cluster, J_h without it.
