@@ -170,7 +170,7 @@ def test_pairwise_losses_stop_on_ctrl_c() -> None:
 def test_a_slow_progress_callback_does_not_stall_the_search() -> None:
     # A 0.3 s callback used to be called again as soon as it returned (the throttle counted
     # from its start), so the calling thread did almost nothing else.
-    draws = salsox.Draws(_noisy_draws(200, 1000, 20, 0.9, seed=8))  # a few seconds of search
+    draws = salsox.Draws(_noisy_draws(200, 1000, 20, 0.9, seed=8))  # about 3 s of search (12 runs)
     calls: list = []
 
     def slow(p: salsox.SearchProgress) -> None:
@@ -178,7 +178,7 @@ def test_a_slow_progress_callback_does_not_stall_the_search() -> None:
         time.sleep(0.3)
         calls.append((begin, time.monotonic(), p.runs_done))
 
-    salsox.salso(draws, "omARI", seed=5, n_runs=3, n_jobs=1, max_clusters=25, progress=slow)
+    salsox.salso(draws, "omARI", seed=5, n_runs=12, n_jobs=1, max_clusters=25, progress=slow)
     assert len(calls) > 3
     # The last call is the final report, made once the search is over.
     for (_, end, done), (begin, _, next_done) in zip(calls[:-2], calls[1:-1]):
