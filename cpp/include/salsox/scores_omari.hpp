@@ -136,6 +136,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int
   const Label* lab = d_.item(i);
   const Count* cells = cnt_ + 4 * first;
   for (std::int64_t h = hi - 1; h >= lo; --h) {
+    // The rows of successive draws are scattered; this loop is short enough to wait on them.
     if (h >= lo + kAhead) __builtin_prefetch(cnt_ + row_index(h - kAhead, lab[h - kAhead]) * stride_);
     const std::int64_t r = row_index(h, lab[h]) * stride_;
     const Count* row = cnt_ + r;
