@@ -44,6 +44,28 @@ SALSOX_TARGET_AVX2 inline void cs_div_sqrt_avx2(std::int64_t len, CsArg a, const
 }
 #endif
 
+#if SALSOX_SIMD_X86
+// The gather of a cell sum whose increment at count x is x (pair counts), rows of W >= q + 1
+// slots: out[b * Q + k] = base + row[k], the counts converted four at a time (the same sums as
+// base + dc[row[k]], dc[x] being x). Each row writes W values; those past its q + 1 are
+// overwritten by the next row or fall in the pool buffer's slack, and the counts read past a
+// row stay inside the table (its cache line of slack).
+template <std::int64_t W, class Count>
+SALSOX_TARGET_AVX2 inline void cs_gather_counts_avx2(const Count* const* rows, const double* S, const double* dc,
+                                                     std::int64_t nb, std::int32_t q, std::int32_t old, double* out) {
+  const std::int64_t Q = q + 1;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const Count* row = rows[b];
+    double* o = out + b * Q;
+    const double base = old >= 0 ? S[b] - dc[row[old] - 1] : S[b];
+    const __m256d vb = _mm256_set1_pd(base);
+    for (std::int64_t v = 0; v < W / 4; ++v) _mm256_storeu_pd(o + 4 * v, _mm256_add_pd(vb, omari_counts4(row + 4 * v)));
+    if (old >= 0) o[old] = base + dc[row[old] - 1];
+    o[q] = base + dc[0];
+  }
+}
+#endif
+
 template <SimdPath P>
 inline void cs_div_sqrt_on(std::int64_t len, CsArg a, const double* q, double* out) {
 #if SALSOX_SIMD_X86
@@ -80,10 +102,7 @@ inline void cs_acc_rows(std::int64_t nb, std::int64_t Q, const double* __restric
 // acc[k] += g(f[b * Q + k]); acc holds Q + 3 entries and f nb * Q + 3 (see cs_acc_rows).
 template <class G>
 inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
-  if (Q <= 4) return cs_acc_rows<4>(nb, Q, f, acc, g);
-  if (Q <= 8) return cs_acc_rows<8>(nb, Q, f, acc, g);
-  if (Q <= 12) return cs_acc_rows<12>(nb, Q, f, acc, g);
-  if (Q <= 16) return cs_acc_rows<16>(nb, Q, f, acc, g);
+  if (Q <= kMaxRowWidth) return cs_with_row_width(Q, [&](auto W) { cs_acc_rows<W()>(nb, Q, f, acc, g); });
   for (std::int64_t b = 0; b < nb; ++b)
     for (std::int64_t k = 0; k < Q; ++k) acc[k] += g(f[b * Q + k]);
 }
@@ -104,19 +123,26 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
   const Count* cnt = table_.counts();
   const std::int64_t stride = table_.stride();
   const CsNode& res = loss_.nodes[loss_.result];
+  // The item's rows of draws h0..h0+nb-1 into rows_next_ (and row_index_next_), prefetched: the
+  // rows are scattered over a table that may not fit in the core's cache, so each block's
+  // misses are started while the block before it is evaluated.
+  auto fetch = [&](std::int64_t h0, std::int64_t nb) {
+    for (std::int64_t b = 0; b < nb; ++b) {
+      // The draw's row of alloc_ (rows by draw; the table's own row may be ordered by label),
+      // read by the Draw leaves of add scores only.
+      if (old < 0) row_index_next_[b] = d_.base[h0 + b] + lab[h0 + b];
+      rows_next_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
+      __builtin_prefetch(rows_next_[b]);
+    }
+  };
   // Blocks from the last draw down: add and remove touched the last draws' rows last.
+  fetch(std::max<std::int64_t>(0, d_.H - Bd), std::min<std::int64_t>(d_.H, Bd));
   for (std::int64_t end = d_.H; end > 0; end -= Bd) {
     const std::int64_t h0 = std::max<std::int64_t>(0, end - Bd);
     const std::int64_t nb = end - h0;
-    for (std::int64_t b = 0; b < nb; ++b) {
-      const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      // The draw's row of alloc_ (rows by draw; the table's own row may be ordered by label),
-      // read by the Draw leaves of add scores only.
-      if (old < 0) row_index_[b] = r;
-      rows_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
-      // The rows are scattered over the table: start every miss of the block at once.
-      __builtin_prefetch(rows_[b]);
-    }
+    rows_.swap(rows_next_);
+    row_index_.swap(row_index_next_);
+    if (h0 > 0) fetch(std::max<std::int64_t>(0, h0 - Bd), h0 - std::max<std::int64_t>(0, h0 - Bd));
     for (std::int32_t v : block_prog_) {
       const CsNode& x = loss_.nodes[v];
       if (x.op == CsOp::Draw) {
@@ -129,7 +155,20 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
           for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
         }
       } else if (x.op == CsOp::Cell) {
-        gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
+        bool gathered = false;
+#if SALSOX_SIMD_X86
+        if constexpr (P != SimdPath::Baseline) {
+          if (cell_is_count_[x.a] && Q <= kMaxRowWidth) {
+            const double* S = cell_.data() + x.a * d_.H + h0;
+            double* o = pool_[full_of_[v]].data();
+            cs_with_row_width(Q, [&](auto W) {
+              cs_gather_counts_avx2<W()>(rows_.data(), S, diff_[0][x.a].data(), nb, q, old, o);
+            });
+            gathered = true;
+          }
+        }
+#endif
+        if (!gathered) gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
       } else if (x.shape == kDraw) {
         cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
       } else if (outer_[v]) {

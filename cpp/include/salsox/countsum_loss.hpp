@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -259,12 +260,54 @@ inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* __restr
   }
 }
 
+// f(W) with W the smallest multiple of 4 that holds Q values, as a compile-time constant
+// (Q <= kMaxRowWidth): a row loop of fixed width unrolls into whole vectors.
+constexpr std::int64_t kMaxRowWidth = 32;
+
+template <class F>
+inline void cs_with_row_width(std::int64_t Q, F f) {
+  switch ((Q + 3) / 4) {
+    case 0:
+    case 1: return f(std::integral_constant<std::int64_t, 4>{});
+    case 2: return f(std::integral_constant<std::int64_t, 8>{});
+    case 3: return f(std::integral_constant<std::int64_t, 12>{});
+    case 4: return f(std::integral_constant<std::int64_t, 16>{});
+    case 5: return f(std::integral_constant<std::int64_t, 20>{});
+    case 6: return f(std::integral_constant<std::int64_t, 24>{});
+    case 7: return f(std::integral_constant<std::int64_t, 28>{});
+    default: return f(std::integral_constant<std::int64_t, 32>{});
+  }
+}
+
+// cs_outer_loop with rows of W >= Q values: row r writes W values from out + r * Q, the ones
+// past its Q overwritten by row r + 1 (or falling in the buffer's slack past the block); the
+// per-slot operand holds at least W values. No remainder loop per row.
+template <std::int64_t W, class F>
+inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restrict a, bool a_draw,
+                          const double* __restrict b, double* out, F f) {
+  if (a_draw) {
+    for (std::int64_t r = 0; r < nb; ++r) {
+      const double x = a[r];
+      double* o = out + r * Q;
+      for (std::int64_t k = 0; k < W; ++k) o[k] = f(x, b[k]);
+    }
+  } else {
+    for (std::int64_t r = 0; r < nb; ++r) {
+      const double y = b[r];
+      double* o = out + r * Q;
+      for (std::int64_t k = 0; k < W; ++k) o[k] = f(a[k], y);
+    }
+  }
+}
+
 // Binary node `x` as an outer combination: `a` is the per-draw operand when a_draw, else the
-// per-slot one (and `b` the other).
+// per-slot one (and `b` the other). With Q <= kMaxRowWidth the per-slot operand and `out` need 3
+// values of slack past Q and nb * Q.
 inline void cs_outer(const CsNode& x, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
                      double* out) {
   cs_binary_functor(x.op, [&](auto f) {
-    cs_outer_loop(nb, Q, a, a_draw, b, out, f);
+    if (Q <= kMaxRowWidth) cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
+    else cs_outer_loop(nb, Q, a, a_draw, b, out, f);
     return 0;
   });
 }

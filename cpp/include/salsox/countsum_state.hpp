@@ -48,6 +48,15 @@ class CountSumState {
         diff_[w].push_back(std::move(diff));
       }
     }
+    // A cell sum whose increment at count x is x itself (pair counts, C(x, 2)): its gather
+    // converts the row's counts instead of looking each one up (the same values, exactly). The
+    // last entry (count n, after the bindings' spare entry) is never an increment: a cell the
+    // item would join holds at most n - 1 others.
+    for (const auto& dc : diff_[0]) {
+      bool identity = true;
+      for (std::size_t x = 0; x + 1 < dc.size() && identity; ++x) identity = dc[x] == static_cast<double>(x);
+      cell_is_count_.push_back(identity);
+    }
     n_cell_ = loss_.sums(SumWhere::Cell);
     n_est_ = loss_.sums(SumWhere::Estimate);
     n_draw_ = loss_.sums(SumWhere::Draw);
@@ -111,7 +120,10 @@ class CountSumState {
       const CsNode& x = loss_.nodes[v];
       switch (x.shape) {
         case kScalar: scalar_prog_.push_back(static_cast<std::int32_t>(v)); break;
-        case kSlot: slot_prog_.push_back(static_cast<std::int32_t>(v)); slotv_[v].assign(slots, 0.0); break;
+        case kSlot:  // + 4: the fixed-width outer rows read up to 3 past the slots (cs_outer_rows)
+          slot_prog_.push_back(static_cast<std::int32_t>(v));
+          slotv_[v].assign(static_cast<std::size_t>(slots) + 4, 0.0);
+          break;
         case kDraw:
           if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
           drawv_[v].assign(draw_elems_, 0.0);
@@ -178,7 +190,9 @@ class CountSumState {
     if (!loss_.terms.empty()) prepare_sparse();
     acc_.assign(static_cast<std::size_t>(slots) + 4, 0.0);  // + 4: see cs_acc_rows
     rows_.assign(draw_elems_, nullptr);
+    rows_next_.assign(draw_elems_, nullptr);
     row_index_.assign(draw_elems_, 0);
+    row_index_next_.assign(draw_elems_, 0);
   }
 
   CountSumState(const CountSumState&) = delete;
@@ -509,6 +523,7 @@ class CountSumState {
   CountLoss storage_loss_;  // referenced by table_: declared before it
   CountTableState<Label, Count> table_;
   std::vector<std::vector<double>> diff_[3];  // g(x + 1) - g(x), by kind and sum
+  std::vector<bool> cell_is_count_;           // by cell sum: diff_[0][j][x] == x for every x
   std::int32_t n_cell_ = 0, n_est_ = 0, n_draw_ = 0;
   // Running sums: cell_[j * H + h], draw_[j * H + h], est_[j]; alloc_[r]: allocated items of
   // draw cluster (table row) r.
@@ -547,8 +562,8 @@ class CountSumState {
   std::uint64_t draw_epoch_ = 1, keep_epoch_ = 0;
   std::vector<double> scal_, acc_;
   std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
-  std::vector<const Count*> rows_;
-  std::vector<std::int64_t> row_index_;
+  std::vector<const Count*> rows_, rows_next_;  // rows_next_: the next block's (score_dense)
+  std::vector<std::int64_t> row_index_, row_index_next_;
 };
 
 }  // namespace salsox
