@@ -69,6 +69,21 @@ def test_every_path_gives_the_same_runs(loss: CountSumLoss, monkeypatch: pytest.
             assert found[path] == found["baseline"], (loss.name, path)
 
 
+@pytest.mark.parametrize("H, n, k, cap", [(40, 300, 24, 30), (3, 66000, 3, 6)])
+def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int, cap: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tables count in 8 bits up to 255 items, 16 bits up to 65,535 and 32 bits beyond; the AVX2
+    # gather of a pair-count cell sum reads the counts as vectors of each width, in rows of up
+    # to 32 slots (a cap of 30 reaches them).
+    x = _random_draws(5, H=H, n=n, k=k)
+    loss = LOSSES[0]  # Jaccard: its cell sum's increment is the count itself
+    found = {}
+    for path in _core.simd_paths():
+        monkeypatch.setenv("SALSOX_SIMD", path)
+        found[path] = _record(x, loss, cap, 2, seed=1)
+    assert all(runs == found["baseline"] for runs in found.values())
+
+
 def test_scores_are_the_formula_of_the_moved_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
     # The score of every candidate slot, on every path, is H times the expected loss of the
     # partition with the item moved there, each draw's formula evaluated on its own.
