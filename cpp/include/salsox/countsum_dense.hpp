@@ -86,7 +86,7 @@ inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
 
 // acc[k] += g(f[b * Q + k]) for b < nb, k < Q, with W >= Q accumulators in registers across
 // the rows (a loop over acc in memory waits on each row's stores). Lanes Q..W-1 read the next
-// row's values (or the zeroed slack past a block) and are dropped; each slot adds its rows in
+// row's values (or the slack past a block) and are dropped; each slot adds its rows in
 // the same order as the plain loop.
 template <std::int64_t W, class G>
 inline void cs_acc_rows(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
@@ -99,7 +99,7 @@ inline void cs_acc_rows(std::int64_t nb, std::int64_t Q, const double* __restric
   for (std::int64_t k = 0; k < Q; ++k) acc[k] = a[k];
 }
 
-// acc[k] += g(f[b * Q + k]); acc holds Q + 3 entries and f nb * Q + 3 (see cs_acc_rows).
+// acc[k] += g(f[b * Q + k]); acc and f hold kMaxRowWidth - 1 values of slack (see cs_acc_rows).
 template <class G>
 inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
   if (Q <= kMaxRowWidth) return cs_with_row_width(Q, [&](auto W) { cs_acc_rows<W()>(nb, Q, f, acc, g); });

@@ -260,23 +260,17 @@ inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* __restr
   }
 }
 
-// f(W) with W the smallest multiple of 4 that holds Q values, as a compile-time constant
-// (Q <= kMaxRowWidth): a row loop of fixed width unrolls into whole vectors.
+// f(W) with W the narrowest of 4, 8, 16, 32 that holds Q values, as a compile-time constant
+// (Q <= kMaxRowWidth): a row loop of fixed width unrolls into whole vectors. Four widths only:
+// every width is compiled for every operation, loss state and instruction set.
 constexpr std::int64_t kMaxRowWidth = 32;
 
 template <class F>
 inline void cs_with_row_width(std::int64_t Q, F f) {
-  switch ((Q + 3) / 4) {
-    case 0:
-    case 1: return f(std::integral_constant<std::int64_t, 4>{});
-    case 2: return f(std::integral_constant<std::int64_t, 8>{});
-    case 3: return f(std::integral_constant<std::int64_t, 12>{});
-    case 4: return f(std::integral_constant<std::int64_t, 16>{});
-    case 5: return f(std::integral_constant<std::int64_t, 20>{});
-    case 6: return f(std::integral_constant<std::int64_t, 24>{});
-    case 7: return f(std::integral_constant<std::int64_t, 28>{});
-    default: return f(std::integral_constant<std::int64_t, 32>{});
-  }
+  if (Q <= 4) return f(std::integral_constant<std::int64_t, 4>{});
+  if (Q <= 8) return f(std::integral_constant<std::int64_t, 8>{});
+  if (Q <= 16) return f(std::integral_constant<std::int64_t, 16>{});
+  f(std::integral_constant<std::int64_t, 32>{});
 }
 
 // cs_outer_loop with rows of W >= Q values: row r writes W values from out + r * Q, the ones
@@ -301,13 +295,23 @@ inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restr
 }
 
 // Binary node `x` as an outer combination: `a` is the per-draw operand when a_draw, else the
-// per-slot one (and `b` the other). With Q <= kMaxRowWidth the per-slot operand and `out` need 3
-// values of slack past Q and nb * Q.
+// per-slot one (and `b` the other). With Q <= kMaxRowWidth the per-slot operand and `out` need
+// kMaxRowWidth - 1 values of slack past Q and nb * Q.
 inline void cs_outer(const CsNode& x, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
                      double* out) {
   cs_binary_functor(x.op, [&](auto f) {
-    if (Q <= kMaxRowWidth) cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
-    else cs_outer_loop(nb, Q, a, a_draw, b, out, f);
+    // Fixed-width rows for the arithmetic operations only (the sums and products of pair counts
+    // of Jaccard-like indices): each width is more code to compile for every loss state.
+    using F = decltype(f);
+    constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
+                          std::is_same_v<F, CsDiv>;
+    if constexpr (rows) {
+      if (Q <= kMaxRowWidth) {
+        cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
+        return 0;
+      }
+    }
+    cs_outer_loop(nb, Q, a, a_draw, b, out, f);
     return 0;
   });
 }

@@ -120,9 +120,9 @@ class CountSumState {
       const CsNode& x = loss_.nodes[v];
       switch (x.shape) {
         case kScalar: scalar_prog_.push_back(static_cast<std::int32_t>(v)); break;
-        case kSlot:  // + 4: the fixed-width outer rows read up to 3 past the slots (cs_outer_rows)
+        case kSlot:  // slack: the fixed-width outer rows read past the slots (cs_outer_rows)
           slot_prog_.push_back(static_cast<std::int32_t>(v));
-          slotv_[v].assign(static_cast<std::size_t>(slots) + 4, 0.0);
+          slotv_[v].assign(static_cast<std::size_t>(slots + kMaxRowWidth), 0.0);
           break;
         case kDraw:
           if (dense[v]) block_prog_.push_back(static_cast<std::int32_t>(v));
@@ -185,10 +185,11 @@ class CountSumState {
       if (x.shape == kFull && last_full[v] < 0) full_of_[v] = take(), free_list.push_back(full_of_[v]);
       if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
     }
-    // 4 zeroed doubles of slack: the accumulation reads up to 3 past a block (cs_acc_rows).
-    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_ + 4), 0.0));
+    // Slack past a block: the fixed-width rows write (cs_outer_rows, the pair-count gather) and
+    // read (cs_acc_rows) up to kMaxRowWidth - 1 values past it.
+    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_ + kMaxRowWidth), 0.0));
     if (!loss_.terms.empty()) prepare_sparse();
-    acc_.assign(static_cast<std::size_t>(slots) + 4, 0.0);  // + 4: see cs_acc_rows
+    acc_.assign(static_cast<std::size_t>(slots + kMaxRowWidth), 0.0);  // slack: see cs_acc_rows
     rows_.assign(draw_elems_, nullptr);
     rows_next_.assign(draw_elems_, nullptr);
     row_index_.assign(draw_elems_, 0);
