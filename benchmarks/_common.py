@@ -43,6 +43,20 @@ def best_time(fn: Callable[[], object], repeat: int = 3) -> Tuple[float, object]
     return best, result
 
 
+def best_times(fns: Sequence[Callable[[], object]], repeat: int = 3) -> List[Tuple[float, object]]:
+    """Fastest of `repeat` calls of each function, the functions taking turns (a, b, a, b, ...):
+    a change in the machine's load then touches all of them alike, which keeps their ratios
+    fairer on a shared machine than timing each one's calls back to back."""
+    best = [float("inf")] * len(fns)
+    results: List[object] = [None] * len(fns)
+    for _ in range(repeat):
+        for j, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            results[j] = fn()
+            best[j] = min(best[j], time.perf_counter() - t0)
+    return list(zip(best, results))
+
+
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
