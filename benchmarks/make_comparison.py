@@ -174,7 +174,7 @@ WHY_BELOW_TARGET = [
     "of draws with equal pair counts for omARI, a sum held in a register over runs of cells in",
     "the same slot (NVI, NID), VI's cell sums over the nonzero cells only (slower than the dense",
     "four-draw loop), and visiting the draws in sorted-entropy order for NID. Later, each",
-    "checked for the same bits and measured in alternation with the build before it: VI's",
+    "timed in alternation with the build before it (same estimates and expected losses): VI's",
     "cell sums for up to 16 slots in blocks of 8 kept in registers (20-22% fewer instructions",
     "on iris and galaxy, the same wall time: the pass waits on its row and table reads, not",
     "on instructions), the per-cell sums of NVI and NID split over four banks by draw (so that",
