@@ -318,6 +318,20 @@ def test_expected_loss_is_mean_over_draws(factory, family, a, b):
 
 
 @pytest.mark.parametrize("factory, family, a, b", _spec_params())
+def test_expected_loss_with_many_clusters_and_wide_counts(factory, family, a, b):
+    # The count tables sum only the nonzero cells up to 64 clusters and every cell beyond;
+    # with 300 items their counts are 16-bit. Both against the contingency-table reference.
+    loss = factory()
+    rng = np.random.default_rng(29)
+    for n, k in ((100, 20), (100, 63), (100, 64), (100, 65), (100, 90), (300, 40), (300, 120)):
+        draws = np.stack([random_partition(rng, n, int(rng.integers(1, 12))) for _ in range(4)])
+        est = random_partition(rng, n, k)
+        got = float(salsox.partition_loss(est, draws, loss))
+        want = expected_loss(est, draws, lambda d, e: loss_ct(d, e, family, a, b))
+        assert close(got, want), (family, n, k)
+
+
+@pytest.mark.parametrize("factory, family, a, b", _spec_params())
 def test_matrix_of_estimates_gives_per_row_values(factory, family, a, b):
     loss = factory()
     rng = np.random.default_rng(23)

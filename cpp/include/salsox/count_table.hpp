@@ -357,6 +357,10 @@ class CountTableState {
   double expected_loss() const;
 
  private:
+  // A row's allocated items and cell sum g_cell, and whether its zero cells may be skipped
+  // (count_table_sums.hpp).
+  void row_cell_sums(const Count* row, bool skip_zeros, std::int64_t& s, double& J) const;
+  bool skip_zero_cells() const;
   // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
   // an empty cell, as the incremental updates count them from a cleared table.
   double fresh_est_sum() const;
