@@ -495,6 +495,7 @@ class CountTableState {
   void set_row_order(RowOrder order);
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
+  void shrink();
 
   // Draws per chunk of the additive scores' reductions (see score_additive), and of the
   // entropy scores' (see draw_chunks: enough chunks for a few threads from 1,000 draws on).

@@ -82,6 +82,29 @@ inline void CountTableState<Label, Count>::grow(std::int32_t slots) {
   }
 }
 
+// Narrows the layout again when the slots in use fit in half the stride (a run started from
+// many random clusters soon keeps few, and every pass over its rows then reads half the lines
+// or fewer), moving the rows in place (first first: with the stride at least halved, row r's
+// new place ends before its old one starts). Slots from q on are empty, so the rows keep
+// their counts exactly; scores do not depend on the layout.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::shrink() {
+  const std::int64_t extra = track_stats_ ? 1 : 0;
+  const std::int32_t slots = std::max(q_, kFirstSlots);
+  if (2 * row_stride(std::min(slots, kd_) + extra) > stride_) return;
+  const std::int64_t old_stride = stride_;
+  const std::int32_t old_cap = cap_;
+  set_layout(slots);
+  for (std::int64_t r = 0; r < nrows_; ++r) {
+    const Count* from = cnt_ + r * old_stride;
+    Count* row = cnt_ + r * stride_;
+    const Count allocated = track_stats_ ? from[old_cap] : Count{0};
+    std::memmove(row, from, static_cast<std::size_t>(cap_) * sizeof(Count));
+    std::fill(row + cap_, row + stride_, Count{0});
+    if (track_stats_) row[cap_] = allocated;
+  }
+}
+
 // for_each_draw over draws hi-1 down to lo, with the draw h as f's fifth argument.
 template <class Label, class Count>
 template <class F>
