@@ -464,6 +464,18 @@ def test_sparse_scores_search_as_the_dense_ones(loss, galaxy):
     assert [r["scans"] for r in sparse.info["runs"]] == [r["scans"] for r in dense.info["runs"]]
 
 
+@pytest.mark.parametrize("loss", [JACCARD, NVI_UNCLAMPED], ids=lambda x: x.name)
+def test_rows_narrowed_after_random_starts_keep_their_counts(loss):
+    # Random starts over 60 labels widen the table's rows to 64 slots; the rows are narrowed
+    # again between scans once a run keeps few clusters. The best run's loss, taken from its
+    # table, is the loss of its estimate evaluated afresh.
+    draws = salsox.Draws(load_draws("iris")[:400])
+    est = salsox.salso(draws, loss, n_runs=4, seed=11, max_clusters=60, prob_sequential=0.0, n_jobs=1)
+    assert est.n_clusters <= 31  # rows of half the width or less
+    best = [r for r in est.info["runs"] if r["run"] == est.info["best_run"]][0]
+    assert best["loss"] == pytest.approx(float(salsox.partition_loss(est.labels, draws, loss)), rel=1e-12)
+
+
 def test_sparse_nvi_matches_the_builtin_nvi(iris):
     est = random_estimates(iris.n_items, 6, seed=4)
     np.testing.assert_allclose(salsox.partition_loss(est, iris, NVI_UNCLAMPED),

@@ -157,6 +157,9 @@ class CountTableState {
   // Widens the table, if need be, so that slot k exists (count-sum states read a slot's counts
   // before add or move would widen it).
   void fit_slot(std::int32_t k) { grow(k + 1); }
+  // Narrows the rows again when the slots in use fit in half of them (count_table_rows.hpp);
+  // called between scans (refresh_sums, and the count-sum states' own).
+  void shrink();
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
@@ -495,7 +498,6 @@ class CountTableState {
   void set_row_order(RowOrder order);
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
-  void shrink();
 
   // Draws per chunk of the additive scores' reductions (see score_additive), and of the
   // entropy scores' (see draw_chunks: enough chunks for a few threads from 1,000 draws on).

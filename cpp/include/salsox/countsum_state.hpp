@@ -337,8 +337,12 @@ class CountSumState {
   }
 
   // The running sums recomputed from the table, so that the rounding of incremental updates
-  // does not build up over a long run (the search calls it after each scan and zealous round).
-  void refresh_sums() { recompute_sums(); }
+  // does not build up over a long run (the search calls it after each scan and zealous round),
+  // and the table's rows narrowed if they can be (CountTableState::shrink).
+  void refresh_sums() {
+    table_.shrink();
+    recompute_sums();
+  }
 
  private:
   static std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_cast<std::size_t>(n) + 1, 0.0); }
