@@ -175,11 +175,11 @@ WHY_BELOW_TARGET = [
     "the same slot (NVI, NID), VI's cell sums over the nonzero cells only (slower than the dense",
     "four-draw loop), and visiting the draws in sorted-entropy order for NID. Later, each",
     "timed in alternation with the build before it (same estimates and expected losses): VI's",
-    "cell sums for up to 16 slots in blocks of 8 kept in registers (20-22% fewer instructions",
+    "cell sums for up to 16 slots in blocks of 8 kept in registers (12-13% fewer instructions",
     "on iris and galaxy, the same wall time: the pass waits on its row and table reads, not",
     "on instructions), the per-cell sums of NVI and NID split over four banks by draw (so that",
     "an add does not wait for the one before; no gain), and NVI's nonzero cells batched and",
-    "corrected four at a time with one four-wide division (5% more instructions, 7% slower).",
+    "corrected four at a time with one four-wide division (9% more instructions, 7% slower).",
 ]
 
 

@@ -54,10 +54,12 @@ inline void CountTableState<Label, Count>::row_cell_sums(const Count* row, bool 
   }
 }
 
-// Whether row_cell_sums may skip the zero cells (up to 64 slots: for_each_nonzero's masks).
+// Whether row_cell_sums skips the zero cells: from 8 slots (below, the plain loop costs less
+// than finding the nonzero ones: iris VI, two clusters, took 3% more instructions) up to 64
+// (for_each_nonzero's masks).
 template <class Label, class Count>
 inline bool CountTableState<Label, Count>::skip_zero_cells() const {
-  return q_ <= 64 && loss_.g_cell[0] == 0.0 && !std::signbit(loss_.g_cell[0]);
+  return q_ >= 8 && q_ <= 64 && loss_.g_cell[0] == 0.0 && !std::signbit(loss_.g_cell[0]);
 }
 
 template <class Label, class Count>
