@@ -69,7 +69,9 @@ class StopControl {
   // throws SearchAborted once the search must stop.
   void poll() {
     if (stopped()) throw SearchAborted{};
-    if (!monitor_ || ++tick_ % 16 != 0 || std::this_thread::get_id() != caller_) return;
+    // Only the calling thread counts ticks: a counter every thread bumped would be a data
+    // race, and a cache line that sixteen threads write on every item.
+    if (!monitor_ || std::this_thread::get_id() != caller_ || ++tick_ % 16 != 0) return;
     if (check_monitor()) throw SearchAborted{};
   }
   // The calling thread, idle while other threads finish their runs: polls without throwing.
@@ -84,9 +86,11 @@ class StopControl {
   std::atomic<std::int64_t> done_{0};
   std::atomic<double> best_{std::numeric_limits<double>::infinity()};
   bool interrupted_ = false;
-  std::uint64_t tick_ = 0;
   const std::thread::id caller_ = std::this_thread::get_id();
   const Clock::time_point t0_ = Clock::now();
+  // Written by the calling thread only, on a line of their own: every thread reads stop_ above
+  // on every item.
+  alignas(64) std::uint64_t tick_ = 0;
   Clock::time_point last_ = Clock::now();
 
   // Calls the monitor if 50 ms have passed since the last call ended; returns whether the

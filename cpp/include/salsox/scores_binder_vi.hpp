@@ -17,9 +17,10 @@ inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* 
   const Label* lab = d_.item(i);
   const std::int32_t q = q_;
   const std::int64_t chunks = n_chunks();
-  part_int_.resize(static_cast<std::size_t>(chunks * q));
+  std::int64_t pw = 0;
+  std::int64_t* part = line_rows(part_int_, chunks, q, pw);
   parallel_for(chunks, [&](std::int64_t c) {
-    std::int64_t* acc = part_int_.data() + c * q;
+    std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
     for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
       const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
@@ -28,7 +29,7 @@ inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* 
   });
   std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
   for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part_int_[c * q + k];
+    for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part[c * pw + k];
   if (old_ >= 0) acc_int_[old_] -= d_.H;
   const double H = static_cast<double>(d_.H);
   for (std::int32_t k = 0; k < q_; ++k)
@@ -65,11 +66,12 @@ inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
   const std::int32_t q = q_;
   const std::int32_t old = old_ >= 0 ? old_ : 0;
   const std::int64_t chunks = n_chunks();
-  part_.resize(static_cast<std::size_t>(chunks * (q + 1)));
+  std::int64_t pw = 0;
+  double* part = line_rows(part_, chunks, q + 1, pw);
   // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
   // scores, and so the same search, with or without threads inside the run.
   const int team = parallel_for(chunks, [&](std::int64_t c) {
-    double* acc = part_.data() + c * (q + 1);
+    double* acc = part + c * pw;
     std::fill(acc, acc + q, 0.0);
     double own = 0.0;  // the old slot's cells, one lower
     // Four draws per step: one dependent add per slot instead of four.
@@ -94,7 +96,7 @@ inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
   double* acc = acc_.data();
   std::fill(acc, acc + q + 1, 0.0);
   for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int32_t k = 0; k <= q; ++k) acc[k] += part_[c * (q + 1) + k];
+    for (std::int32_t k = 0; k <= q; ++k) acc[k] += part[c * pw + k];
   if (old_ >= 0) acc[old_] = acc[q];
 }
 

@@ -38,16 +38,16 @@ template <class Label, class Count>
 template <SimdPath P, class Body>
 inline const double* CountTableState<Label, Count>::draw_chunks(std::int32_t width, const Body& body) {
   const std::int64_t H = d_.H, chunks = std::max<std::int64_t>(1, (H + kDrawChunk - 1) / kDrawChunk);
-  const auto w = static_cast<std::size_t>(width), nzw = static_cast<std::size_t>(q_) + 1;
-  if (chunk_part_.size() < static_cast<std::size_t>(chunks) * w) chunk_part_.resize(static_cast<std::size_t>(chunks) * w);
-  if (chunk_nz_.size() < static_cast<std::size_t>(chunks) * nzw) chunk_nz_.resize(static_cast<std::size_t>(chunks) * nzw);
+  const auto w = static_cast<std::size_t>(width);
+  // Each chunk's sums and scratch on lines of their own (see line_rows).
+  std::int64_t pw = 0, nzw = 0;
+  double* part = line_rows(chunk_part_, chunks, width, pw);
+  std::int32_t* nz = line_rows(chunk_nz_, chunks, static_cast<std::int64_t>(q_) + 1, nzw);
   if (chunk_sum_.size() < w) chunk_sum_.resize(w);
-  double* part = chunk_part_.data();
-  std::int32_t* nz = chunk_nz_.data();
   auto chunk = [&](std::int64_t c) SALSOX_INLINE {
-    double* sums = part + static_cast<std::size_t>(c) * w;
+    double* sums = part + c * pw;
     std::fill(sums, sums + w, 0.0);
-    body(c * kDrawChunk, std::min(H, (c + 1) * kDrawChunk), sums, nz + static_cast<std::size_t>(c) * nzw);
+    body(c * kDrawChunk, std::min(H, (c + 1) * kDrawChunk), sums, nz + c * nzw);
   };
   if (chunks > 1 && shared_threads() > 1) {
     share_score<P>(chunks, chunk);
@@ -56,9 +56,9 @@ inline const double* CountTableState<Label, Count>::draw_chunks(std::int32_t wid
   }
   if (chunks == 1) return part;
   double* total = chunk_sum_.data();
-  std::copy(part + static_cast<std::size_t>(chunks - 1) * w, part + static_cast<std::size_t>(chunks) * w, total);
+  std::copy(part + (chunks - 1) * pw, part + (chunks - 1) * pw + width, total);
   for (std::int64_t c = chunks - 2; c >= 0; --c) {
-    const double* sums = part + static_cast<std::size_t>(c) * w;
+    const double* sums = part + c * pw;
     for (std::size_t j = 0; j < w; ++j) total[j] += sums[j];
   }
   return total;
