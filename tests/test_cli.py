@@ -131,6 +131,30 @@ def test_estimate_formats_agree_with_the_api(files, name):
     np.testing.assert_array_equal(labels, expected.labels)
 
 
+def test_estimate_with_names_prints_item_label_csv(files, capsys, tmp_path):
+    named = main(capsys, "estimate", str(files / "iris_header.csv"), "--runs", "2", "--seed", "4", "--jobs", "1",
+                 "--with-names", "--one-based")
+    assert named.returncode == 0, named.stderr
+    lines = named.stdout.splitlines()
+    expected = salsox.salso(load_draws("iris"), "VI", n_runs=2, seed=4, n_jobs=1)
+    assert lines[0] == "item,label" and len(lines) == 151
+    assert lines[1:] == [f"V{i + 1},{v + 1}" for i, v in enumerate(expected.labels)]
+    # Without names in the file the items are numbered (0-based unless --one-based).
+    plain = main(capsys, "estimate", str(files / "iris.npy"), "--runs", "2", "--seed", "4", "--jobs", "1",
+                 "--with-names")
+    assert plain.stdout.splitlines()[1:] == [f"{i},{v}" for i, v in enumerate(expected.labels)]
+    bad = main(capsys, "estimate", str(files / "iris.npy"), "--runs", "1", "--with-names",
+               "-o", str(tmp_path / "labels.npy"))
+    assert_one_line_error(bad, 1, "--with-names", ".npy")
+
+
+def test_csv_fields_with_commas_or_quotes_are_quoted():
+    from salsox.cli.common import _csv_field
+
+    assert _csv_field("plain") == "plain"
+    assert _csv_field('a,"b"') == '"a,""b"""'
+
+
 def test_estimate_options_json_and_out(tmp_path):
     proc = run(
         "estimate", GALAXY, "--loss", "binder", "--a", "1.5", "--b", "0.5", "--max-clusters", "4",

@@ -87,8 +87,16 @@ def _write(text: str, out: Optional[str]) -> None:
         raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
 
 
-def _write_labels(labels: np.ndarray, out: Optional[str], one_based: bool) -> None:
+def _write_labels(
+    labels: np.ndarray, out: Optional[str], one_based: bool, names: Optional[Sequence[Any]] = None
+) -> None:
+    """One label per line; with ``names`` (--with-names) a CSV instead, ``item,label`` then one
+    ``name,label`` row per item (the draws file's item names, or the item numbers)."""
     values = np.asarray(labels, dtype=np.int64) + (1 if one_based else 0)
+    if names is not None:
+        rows = [f"{_csv_field(str(name))},{v}" for name, v in zip(names, values.tolist())]
+        _write("\n".join(["item,label", *rows]), out)
+        return
     if out is not None and out.lower().endswith(".npy"):
         try:
             np.save(out, values)
@@ -96,6 +104,33 @@ def _write_labels(labels: np.ndarray, out: Optional[str], one_based: bool) -> No
             raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
         return
     _write("\n".join(str(v) for v in values.tolist()), out)
+
+
+def _csv_field(text: str) -> str:
+    """``text`` as one CSV field: quoted (quotes doubled) when it holds a comma, quote or newline."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _item_names_or_numbers(est: Any, n: int, one_based: bool) -> List[str]:
+    """The estimate's item names, or the item numbers when the draws file named none."""
+    names = _item_names(est)
+    return names if names is not None else [str(i + (1 if one_based else 0)) for i in range(n)]
+
+
+def _check_with_names(args: argparse.Namespace) -> None:
+    """Before any search: --with-names writes text, which a .npy --out cannot hold."""
+    out = getattr(args, "out", None)
+    if getattr(args, "with_names", False) and out is not None and out.lower().endswith(".npy"):
+        raise CLIError("--with-names writes text: give --out a text file name, not .npy")
+
+
+def _add_with_names(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--with-names", action="store_true",
+        help="print a CSV, item,label, with the items named as in the draws file (or numbered)",
+    )
 
 
 def _save_figure(fig: Any, path: str, dpi: int) -> None:

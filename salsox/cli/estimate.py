@@ -11,7 +11,10 @@ from .common import (
     _add_jobs,
     _add_loss,
     _add_search,
+    _add_with_names,
+    _check_with_names,
     _estimate_dict,
+    _item_names_or_numbers,
     _load_draws,
     _search,
     _write,
@@ -20,12 +23,14 @@ from .common import (
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_with_names(args)
     draws = _load_draws(args)
     est = _search(args, draws)
     if args.json:
         _write(json.dumps(_estimate_dict(est, args.one_based)), args.out)
     else:
-        _write_labels(est.labels, args.out, args.one_based)
+        names = _item_names_or_numbers(est, len(est.labels), args.one_based) if args.with_names else None
+        _write_labels(est.labels, args.out, args.one_based, names)
     return 0
 
 
@@ -34,7 +39,10 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "estimate",
         help="partition estimate minimising the expected loss",
-        description="Run SALSO on the draws; print the labels, one per line (0-based unless --one-based).",
+        description=(
+            "Run SALSO on the draws; print the labels, one per line (0-based unless --one-based), or with "
+            "--with-names a CSV of item names and labels."
+        ),
     )
     _add_draws(p)
     _add_loss(p)
@@ -43,4 +51,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", "-o", help="write labels (or JSON) to this file (.npy for a numpy array)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("--one-based", action="store_true", help="labels start at 1")
+    _add_with_names(p)
     p.set_defaults(handler=run)

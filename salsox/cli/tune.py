@@ -11,7 +11,10 @@ from .common import (
     _Spinner,
     _add_draws,
     _add_jobs,
+    _add_with_names,
+    _check_with_names,
     _estimate_dict,
+    _item_names_or_numbers,
     _jsonable,
     _load_draws,
     _positive_int,
@@ -24,6 +27,7 @@ from .common import (
 def run(args: argparse.Namespace) -> int:
     from ..search.tuning import tune
 
+    _check_with_names(args)
     draws = _load_draws(args)
     with _Spinner(sys.stderr, f"tuning a for {args.clusters} clusters", enabled=_progress_enabled(args)) as spin:
         result = tune(
@@ -40,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         f"salsox: {result.loss!r} gives {result.estimate.n_clusters} clusters "
         f"(expected loss {result.estimate.expected_loss:.10g})\n"
     )
-    _write_labels(result.estimate.labels, args.out, args.one_based)
+    est = result.estimate
+    names = _item_names_or_numbers(est, len(est.labels), args.one_based) if args.with_names else None
+    _write_labels(est.labels, args.out, args.one_based, names)
     return 0
 
 
@@ -75,4 +81,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", "-o", help="write labels (or JSON) to this file (.npy for a numpy array)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (estimate, a, b, history)")
     p.add_argument("--one-based", action="store_true", help="labels start at 1, as in R (default 0)")
+    _add_with_names(p)
     p.set_defaults(handler=run)
