@@ -505,20 +505,6 @@ class CountTableState {
   std::int64_t n_chunks() const { return (d_.H + kChunk - 1) / kChunk; }
   std::int64_t chunk_end(std::int64_t c) const { return std::min(d_.H, (c + 1) * kChunk); }
 
-  // `rows` rows of `width` values in `buf`, each row starting on its own cache line (stride
-  // elements apart, returned): rows summed by different threads at once (the chunks of a score
-  // shared with helpers) store their running sums every few draws, and two rows on one line
-  // would bounce it between the cores. Returns the line-aligned first row.
-  template <class T>
-  static T* line_rows(std::vector<T>& buf, std::int64_t rows, std::int64_t width, std::int64_t& stride) {
-    constexpr auto per_line = static_cast<std::int64_t>(kCacheLine / sizeof(T));
-    stride = (width + per_line - 1) / per_line * per_line;
-    const auto need = static_cast<std::size_t>(rows * stride + per_line);
-    if (buf.size() < need) buf.resize(need);
-    const auto addr = reinterpret_cast<std::uintptr_t>(buf.data());
-    return buf.data() + ((kCacheLine - addr % kCacheLine) % kCacheLine) / sizeof(T);
-  }
-
   // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole
   // cache lines beyond, so that (with the table line-aligned) a row spans as few lines as it can.
   static std::int64_t row_stride(std::int64_t elems) {

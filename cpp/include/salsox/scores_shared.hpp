@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "count_table.hpp"
+#include "line_rows.hpp"
 
 namespace salsox {
 
