@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, List
 
@@ -38,6 +40,20 @@ def _require_shared() -> Path:
             pytrace=False,
         )
     return SHARED_DIR
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _python_handles_ctrl_c() -> Iterator[None]:
+    """Python's own SIGINT handler for the session. The Ctrl-C tests simulate one with
+    ``_thread.interrupt_main``, which does nothing while SIGINT is ignored, and a job that a
+    non-interactive shell starts in the background (``pytest &``) begins with it ignored."""
+    main = threading.current_thread() is threading.main_thread()
+    ignored = main and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if ignored:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture(scope="session")
