@@ -3,6 +3,9 @@ tiny problems, and the properties the issue asks for (issue 16)."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import pytest
 
@@ -243,3 +246,35 @@ def test_ctrl_c_stops_the_runs(shared_dir, n_jobs: int) -> None:
         timer.cancel()
     # Raised by the engine call itself, not by Python code after the runs had finished.
     assert "_core.chips(" in str(excinfo.traceback[-1].statement)
+
+
+class _Stop(Exception):
+    """Raised by a test's own signal handler."""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="SIGUSR1 is POSIX-only")
+def test_a_signal_handlers_own_exception_comes_back_not_keyboard_interrupt(shared_dir) -> None:
+    # A handler that raises something else (a timeout, a job scheduler's SIGTERM) stops the
+    # runs as Ctrl-C does; the caller must get that exception, not a KeyboardInterrupt.
+    import threading
+
+    from conftest import load_draws
+
+    def handler(signum, frame):
+        raise _Stop("stopped by SIGUSR1")
+
+    draws = salsox.Draws(load_draws("ex1"))
+    previous = signal.signal(signal.SIGUSR1, handler)
+    timer = threading.Timer(0.3, os.kill, args=(os.getpid(), signal.SIGUSR1))
+    timer.start()
+    try:
+        with pytest.raises(_Stop) as excinfo:
+            salsox.chips(draws, n_runs=5000, n_jobs=2, seed=0)
+    except KeyboardInterrupt:  # left to itself, it would stop pytest
+        pytest.fail("KeyboardInterrupt in place of the signal handler's own exception")
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    # Raised out of the engine call itself, while the runs were going.
+    assert any("_core.chips(" in str(entry.statement) for entry in excinfo.traceback)
+

@@ -55,6 +55,7 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
     if (!res.interrupted) rows = mode == "path" ? chips_path(start, res.runs) : chips_finals(start, res.runs);
   }
   if (res.interrupted) {
+    monitor.rethrow();  // the signal handler's own exception, not always KeyboardInterrupt
     PyErr_SetNone(PyExc_KeyboardInterrupt);
     throw py::error_already_set();
   }

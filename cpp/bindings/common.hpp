@@ -72,10 +72,17 @@ class PythonMonitor {
     return [this](const Progress& p) { return poll(p); };
   }
 
+  // With the GIL held, after an engine call that it stopped: re-raises the exception that
+  // stopped it (the callable's, or a signal handler's: KeyboardInterrupt for Ctrl-C, whatever
+  // another handler raised, such as a timeout's).
+  void rethrow() {
+    if (error_) std::rethrow_exception(error_);
+  }
+
   // With the GIL held, after the search: re-raises the callable's exception, then reports the
   // final state once more (so a bar ends on the true count).
   void finish(const SearchResult& res, std::int64_t runs_total) {
-    if (error_) std::rethrow_exception(error_);
+    rethrow();
     if (progress_.is_none() || res.interrupted) return;
     const double best = res.best_labels.empty() ? std::numeric_limits<double>::infinity() : res.best_loss;
     progress_(res.runs_done, runs_total, best, res.seconds);
