@@ -105,7 +105,6 @@ class CountTableState {
 
   CountTableState(const CountTableState&) = delete;
   CountTableState& operator=(const CountTableState&) = delete;
-
   std::int64_t n() const { return d_.n; }
   std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return kd_; }
@@ -118,9 +117,8 @@ class CountTableState {
   // Threads used inside one run, over draws: add, remove and every score pass (the ID and NID
   // scans' sorting of the draw entropies excepted). Results do not depend on it.
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
-  // The most threads a pass over the draws actually had since reset_threads_used (fewer than
-  // set_threads asked for when the runtime would not nest a parallel region).
-  int threads_used() const { return team_max_; }
+  // The most threads a pass over the draws had since reset_threads_used (fewer than asked for
+  int threads_used() const { return team_max_; }  // when the runtime would not nest a region)
   void reset_threads_used() { team_max_ = score_team_max_ = 1; }
   int score_threads_used() const { return score_team_max_; }  // the same for the score passes
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback and
@@ -130,6 +128,9 @@ class CountTableState {
   // The row of draw h's cluster l (counts() + row_index(h, l) * stride()).
   std::int64_t row_index(std::int64_t h, std::int64_t l) const { return rbase_[h] + l * lstep_; }
   std::int64_t stride() const { return stride_; }
+  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero (count_table_rows.hpp).
+  template <class F>
+  SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f);
 
   void clear() {
     hr_valid_ = false;
@@ -162,9 +163,10 @@ class CountTableState {
   void shrink();
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
-  void add(std::int64_t i, std::int32_t k) {
+  template <class Visit = NoVisit>  // untracked: visit(h, x) in each draw, x the count before
+  void add(std::int64_t i, std::int32_t k, Visit visit = {}) {
     grow(k + 1);
-    shift_item<true>(i, k);
+    shift_item<true>(i, k, visit);
     if (track_stats_) E_ += dest_[size_[k]];
     if (k == q_) ++q_;
     ++size_[k];
@@ -172,10 +174,11 @@ class CountTableState {
     est_[i] = k;
   }
 
-  // Takes item i out of its slot; the slot may be left empty (see close_slot).
-  void remove(std::int64_t i) {
+  // Takes item i out of its slot; the slot may be left empty (see close_slot). visit: see add.
+  template <class Visit = NoVisit>
+  void remove(std::int64_t i, Visit visit = {}) {
     const std::int32_t k = est_[i];
-    shift_item<false>(i, k);
+    shift_item<false>(i, k, visit);
     if (track_stats_) E_ -= dest_[size_[k] - 1];
     --size_[k];
     --m_;
@@ -237,8 +240,8 @@ class CountTableState {
   // The table side of add (kAdd) and remove: in every draw, item i's row gains (loses) one count
   // in slot k and in the allocated-items column, and the per-draw sums follow. Values are
   // captured ([=]) so that the pointers stay in registers (see parallel_for).
-  template <bool kAdd>
-  void shift_item(std::int64_t i, std::int32_t k) {
+  template <bool kAdd, class Visit>
+  void shift_item(std::int64_t i, std::int32_t k, Visit visit) {
     hr_valid_ = false;
     const Label* lab = d_.item(i);
     const std::int64_t* base = rbase_.data();
@@ -263,8 +266,8 @@ class CountTableState {
       Count* col = cnt + k;
       parallel_for(d_.H, [=](std::int64_t h) {
         Count& x = col[(base[h] + lab[h] * step) * stride];
-        if (kAdd) ++x;
-        else --x;
+        visit(h, static_cast<std::int64_t>(x));
+        x = static_cast<Count>(kAdd ? x + 1 : x - 1);
       }, kDrawGrain);
     }
   }
@@ -429,10 +432,6 @@ class CountTableState {
   // zero cell J'_hk = J_h: the loss depends on k only through E'_k. The entropy losses then
   // split into per-draw sums, evaluated once per item for all slots, plus a correction for
   // the few nonzero cells (their true value minus their zero-cell value).
-
-  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero (count_table_rows.hpp).
-  template <class F>
-  SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f);
 
   // Calls f(draw_sum, joint_sum, row, dec) for each draw (last to first): D_h with item i in
   // its draw cluster, J_h without item i, and the counts of item i's draw cluster across the

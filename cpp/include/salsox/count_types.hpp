@@ -25,6 +25,13 @@ inline int ctz64(std::uint64_t x) {
 #endif
 }
 
+// The per-draw visitor of a count table's add and remove that does nothing (see
+// CountTableState::add).
+struct NoVisit {
+  template <class... A>
+  void operator()(A...) const {}
+};
+
 // Calls f(Count{}) with the narrowest count type that holds counts up to n.
 template <class F>
 decltype(auto) with_count_type(std::int64_t n, F&& f) {

@@ -222,19 +222,17 @@ class CountSumState {
   }
 
   void add(std::int64_t i, std::int32_t k) {
-    table_.fit_slot(k);  // before shift reads slot k: a slot past the table's width is not there yet
-    shift<true>(i, k);
+    ++draw_epoch_;
     const std::int64_t s = table_.size(k);
     for (std::int32_t j = 0; j < n_est_; ++j) est_[j] += diff_[1][j][s];
-    table_.add(i, k);
+    with_sums_visitor<true>(i, [&](const auto& visit) { table_.add(i, k, visit); });
   }
 
   void remove(std::int64_t i) {
-    const std::int32_t k = table_.label(i);
-    shift<false>(i, k);
-    const std::int64_t s = table_.size(k) - 1;
+    ++draw_epoch_;
+    const std::int64_t s = table_.size(table_.label(i)) - 1;
     for (std::int32_t j = 0; j < n_est_; ++j) est_[j] -= diff_[1][j][s];
-    table_.remove(i);
+    with_sums_visitor<false>(i, [&](const auto& visit) { table_.remove(i, visit); });
   }
 
   void close_slot(std::int32_t k) { table_.close_slot(k); }
@@ -243,7 +241,7 @@ class CountSumState {
   void move(std::int64_t i, std::int32_t k) {
     const std::int32_t old = table_.label(i);
     if (k == old) return;
-    table_.fit_slot(k);  // before reading slot k (see add)
+    table_.fit_slot(k);  // before reading slot k: a slot past the table's width is not there yet
     const Label* lab = d_.item(i);
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
@@ -310,6 +308,37 @@ class CountSumState {
         draw(static_cast<std::size_t>(n_draw_) + 1), scratch;
     for (std::int32_t j = 0; j < n_est_; ++j)
       for (std::int32_t k = 0; k < q; ++k) est[j] += loss_.g[1][j][table_.size(k)];
+    if (n_cell_ == 1 && n_draw_ == 1) {
+      // The usual shape, the same sums in the same order. g(0) is +-0 (checked when tabulated)
+      // and c never -0, so a zero cell changes no bit of c: from 8 slots only the nonzero cells
+      // are visited, found a word of counts at a time; below, the loop has no branch.
+      const double* gc = loss_.g[0][0].data();
+      const double* gd = loss_.g[2][0].data();
+      const bool sparse = q >= 8 && q <= 64;
+      for (std::int64_t h = 0; h < d_.H; ++h) {
+        double c = 0.0, e = 0.0;
+        for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+          const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
+          std::int64_t s = 0;
+          if (sparse) {
+            CountTableState<Label, Count>::for_each_nonzero(row, q, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+              s += row[k];
+              c += gc[row[k]];
+            });
+          } else {
+            for (std::int32_t k = 0; k < q; ++k) {
+              s += row[k];
+              c += gc[row[k]];
+            }
+          }
+          e += gd[s];
+        }
+        cell[0] = c;
+        draw[0] = e;
+        out[h] = loss_.evaluate(static_cast<double>(table_.allocated()), cell.data(), est.data(), draw.data(), scratch);
+      }
+      return;
+    }
     for (std::int64_t h = 0; h < d_.H; ++h) {
       std::fill(cell.begin(), cell.end(), 0.0);
       std::fill(draw.begin(), draw.end(), 0.0);
@@ -372,22 +401,10 @@ class CountSumState {
       for (std::int32_t k = 0; k < q; ++k) est_[j] += loss_.g[1][j][table_.size(k)];
   }
 
-  // The sums' side of add (kAdd) and remove of item i in slot k, read before the table changes.
-  template <bool kAdd>
-  void shift(std::int64_t i, std::int32_t k) {
-    ++draw_epoch_;
-    const Label* lab = d_.item(i);
-    const Count* cnt = table_.counts();
-    const std::int64_t stride = table_.stride();
-    const std::int64_t H = d_.H;
-    for (std::int64_t h = 0; h < H; ++h) {
-      const std::int64_t r = d_.base[h] + lab[h];
-      const std::int64_t c = cnt[table_.row_index(h, lab[h]) * stride + k] - (kAdd ? 0 : 1);
-      const std::int64_t s = kAdd ? alloc_[r]++ : --alloc_[r];
-      for (std::int32_t j = 0; j < n_cell_; ++j) cell_[j * H + h] += kAdd ? diff_[0][j][c] : -diff_[0][j][c];
-      for (std::int32_t j = 0; j < n_draw_; ++j) draw_[j * H + h] += kAdd ? diff_[2][j][s] : -diff_[2][j][s];
-    }
-  }
+  // Calls f(visit) with the table's per-draw visitor for add (kAdd) or remove of item i
+  // (countsum_update.hpp).
+  template <bool kAdd, class F>
+  void with_sums_visitor(std::int64_t i, const F& f);
 
   static CsArg scalar_arg(double v) {
     CsArg a;
@@ -574,4 +591,5 @@ class CountSumState {
 }  // namespace salsox
 
 #include "countsum_dense.hpp"
+#include "countsum_update.hpp"
 #include "countsum_sparse.hpp"

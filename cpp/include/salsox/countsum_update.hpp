@@ -1,0 +1,49 @@
+// The sums' side of CountSumState's add and remove (declared in countsum_state.hpp, which
+// includes this file after the class).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "countsum_state.hpp"
+
+namespace salsox {
+
+// Calls f(visit) with the per-draw visitor that the table's add (kAdd) or remove of item i
+// calls with the item's cell count x before the change: the draw cluster's allocated count
+// and the cell and draw sums follow it in the table's own pass over the draws (a pass of
+// their own read every draw's row a second time). Each draw's sums are its own: the pass
+// may be shared between threads.
+template <class Label, class Count>
+template <bool kAdd, class F>
+inline void CountSumState<Label, Count>::with_sums_visitor(std::int64_t i, const F& f) {
+  const Label* lab = d_.item(i);
+  const std::int64_t* base = d_.base;
+  std::int32_t* alloc = alloc_.data();
+  double* cell = cell_.data();
+  double* draw = draw_.data();
+  if (n_cell_ == 1 && n_draw_ == 1) {  // the usual shape, with the tables' pointers in registers
+    const double* dc = diff_[0][0].data();
+    const double* dd = diff_[2][0].data();
+    f([=](std::int64_t h, std::int64_t x) {
+      const std::int64_t c = kAdd ? x : x - 1;
+      const std::int64_t r = base[h] + lab[h];
+      const std::int64_t s = kAdd ? alloc[r]++ : --alloc[r];
+      cell[h] += kAdd ? dc[c] : -dc[c];
+      draw[h] += kAdd ? dd[s] : -dd[s];
+    });
+    return;
+  }
+  const std::vector<double>* dcs = diff_[0].data();
+  const std::vector<double>* dds = diff_[2].data();
+  const std::int32_t nc = n_cell_, nd = n_draw_;
+  const std::int64_t H = d_.H;
+  f([=](std::int64_t h, std::int64_t x) {
+    const std::int64_t c = kAdd ? x : x - 1;
+    const std::int64_t r = base[h] + lab[h];
+    const std::int64_t s = kAdd ? alloc[r]++ : --alloc[r];
+    for (std::int32_t j = 0; j < nc; ++j) cell[j * H + h] += kAdd ? dcs[j][c] : -dcs[j][c];
+    for (std::int32_t j = 0; j < nd; ++j) draw[j * H + h] += kAdd ? dds[j][s] : -dds[j][s];
+  });
+}
+
+}  // namespace salsox
