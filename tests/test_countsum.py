@@ -253,6 +253,25 @@ def test_search_result_is_a_local_optimum_and_its_loss_is_the_evaluated_one(gala
     assert values.min() >= est.expected_loss - 1e-12
 
 
+def test_several_cell_and_draw_sums_search_to_a_local_optimum(galaxy):
+    # Two sums of each kind (Binder's squares and VI's x log2 x): the running sums that add and
+    # remove keep go through the general path, not the one-sum-of-each-kind one.
+    sums = {**{k + "2": (w, square) for k, (w, _) in ENTROPY.items()}, **ENTROPY}
+    combo = CountSumLoss("binder-plus-vi", sums, "(D2 - J2 + E2 - J2) / (n * n) + (D - J + E - J) / n")
+    est = random_estimates(galaxy.n_items, 4, seed=8)
+    np.testing.assert_allclose(salsox.partition_loss(est, galaxy, combo),
+                               salsox.partition_loss(est, galaxy, "binder") + salsox.partition_loss(est, galaxy, "VI"),
+                               rtol=1e-12)
+    found = salsox.salso(galaxy, combo, n_runs=2, seed=6, n_jobs=1)
+    assert found.expected_loss == salsox.partition_loss(found.labels, galaxy, combo)
+    labels, k = found.labels, found.n_clusters
+    moved = [np.where(np.arange(galaxy.n_items) == i, c, labels) for i in range(galaxy.n_items)
+             for c in range(k + 1) if c != labels[i]]
+    assert salsox.partition_loss(np.array(moved), galaxy, combo).min() >= found.expected_loss - 1e-12
+    again = salsox.salso(galaxy, combo, n_runs=2, seed=6, n_jobs=2)
+    np.testing.assert_array_equal(again.labels, labels)
+
+
 # ---------------------------------------------------------------------------------------------
 # Jaccard and Fowlkes-Mallows against numpy brute force
 # ---------------------------------------------------------------------------------------------
