@@ -27,7 +27,7 @@ void CountSumState<Label, Count>::prepare_sparse() {
     const CsNode& x = loss_.nodes[v];
     if (!in_formula[v] || folded_[v] || x.shape != kFull) continue;
     list_prog_.push_back(static_cast<std::int32_t>(v));
-    lbuf_[v].assign(list_cap_, 0.0);
+    lbuf_[v].assign(kListChunk, 0.0);
     if (cs_is_leaf(x.op)) continue;
     // A binary node of a draw and a slot value reads them through the cell's draw and slot
     // (one loop), without gathering its operands first.
@@ -43,7 +43,7 @@ void CountSumState<Label, Count>::prepare_sparse() {
       if (u < 0) continue;
       const std::int32_t s = loss_.nodes[u].shape;
       if ((s == kSlot || s == kDraw) && lgat_[u].empty()) {
-        lgat_[u].assign(list_cap_, 0.0);
+        lgat_[u].assign(kListChunk, 0.0);
         gathered_.push_back(u);
         if (s == kDraw) roots.push_back(u);
       }
@@ -74,7 +74,7 @@ void CountSumState<Label, Count>::prepare_sparse() {
   lk_.assign(list_cap_, 0);
   lx_.assign(list_cap_, 0);
   coefsum_.assign(loss_.terms.size(), 0.0);
-  sep_.assign(list_cap_, 0.0);
+  sep_.assign(kListChunk, 0.0);
 }
 
 // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
@@ -214,84 +214,89 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
       }
     }
     if (L == 0) continue;
-    const std::int32_t* lb = lb_.data();
-    const std::int32_t* lk = lk_.data();
-    for (std::int32_t u : gathered_) {
-      double* g = lgat_[u].data();
-      if (loss_.nodes[u].shape == kSlot) {
-        const double* s = slotv_[u].data();
-        for (std::int64_t l = 0; l < L; ++l) g[l] = s[lk[l]];
-      } else {
-        const double* s = dptr_[u];
-        for (std::int64_t l = 0; l < L; ++l) g[l] = s[lb[l]];
+    // The list in chunks of kListChunk cells, every node over a chunk before the next chunk,
+    // so that the nodes' buffers stay in the core's first-level cache.
+    for (std::int64_t l0 = 0; l0 < L; l0 += kListChunk) {
+      const std::int64_t C = std::min(kListChunk, L - l0);
+      const std::int32_t* lb = lb_.data() + l0;
+      const std::int32_t* lk = lk_.data() + l0;
+      for (std::int32_t u : gathered_) {
+        double* g = lgat_[u].data();
+        if (loss_.nodes[u].shape == kSlot) {
+          const double* s = slotv_[u].data();
+          for (std::int64_t l = 0; l < C; ++l) g[l] = s[lk[l]];
+        } else {
+          const double* s = dptr_[u];
+          for (std::int64_t l = 0; l < C; ++l) g[l] = s[lb[l]];
+        }
       }
-    }
-    for (std::int32_t v : list_prog_) {
-      const CsNode& x = loss_.nodes[v];
-      double* o = lbuf_[v].data();
-      if (x.op == CsOp::Cell) {
-        const double* cb = cellbase_[x.a].data();
-        const double* dc = diff_[0][x.a].data();
-        const std::int32_t* lx = lx_.data();
-        for (std::int64_t l = 0; l < L; ++l) o[l] = cb[lb[l]] + dc[lx[l]];
-      } else if (list_outer_[v]) {
-        // One operand per draw, the other per slot (scalars are not Full).
-        const bool a_draw = loss_.nodes[x.a].shape == kDraw;
-        const double* pa = a_draw ? dptr_[x.a] : slotv_[x.a].data();
-        const double* pb = a_draw ? slotv_[x.b].data() : dptr_[x.b];
-        const std::int32_t* ia = a_draw ? lb : lk;
-        const std::int32_t* ib = a_draw ? lk : lb;
-        cs_binary_functor(x.op, [&](auto f) {
-          for (std::int64_t l = 0; l < L; ++l) o[l] = f(pa[ia[l]], pb[ib[l]]);
-          return 0;
-        });
-      } else if (fuse_[v].kind != kFuseNone) {
-        cs_apply_fused(loss_, x, fuse_[v], L, [&](std::int32_t u) { return list_arg(u); }, o);
-      } else {
-        cs_apply(x, L, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
+      for (std::int32_t v : list_prog_) {
+        const CsNode& x = loss_.nodes[v];
+        double* o = lbuf_[v].data();
+        if (x.op == CsOp::Cell) {
+          const double* cb = cellbase_[x.a].data();
+          const double* dc = diff_[0][x.a].data();
+          const std::int32_t* lx = lx_.data() + l0;
+          for (std::int64_t l = 0; l < C; ++l) o[l] = cb[lb[l]] + dc[lx[l]];
+        } else if (list_outer_[v]) {
+          // One operand per draw, the other per slot (scalars are not Full).
+          const bool a_draw = loss_.nodes[x.a].shape == kDraw;
+          const double* pa = a_draw ? dptr_[x.a] : slotv_[x.a].data();
+          const double* pb = a_draw ? slotv_[x.b].data() : dptr_[x.b];
+          const std::int32_t* ia = a_draw ? lb : lk;
+          const std::int32_t* ib = a_draw ? lk : lb;
+          cs_binary_functor(x.op, [&](auto f) {
+            for (std::int64_t l = 0; l < C; ++l) o[l] = f(pa[ia[l]], pb[ib[l]]);
+            return 0;
+          });
+        } else if (fuse_[v].kind != kFuseNone) {
+          cs_apply_fused(loss_, x, fuse_[v], C, [&](std::int32_t u) { return list_arg(u); }, o);
+        } else {
+          cs_apply(x, C, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
+        }
       }
-    }
-    // In each nonzero cell, the formula less its separable form, sum_t coefficient_t(draw) x
-    // atom_t(slot), added to the cell's slot in one pass (as the built-in NVI folds its
-    // correction): one chain of read-modify-writes per slot instead of one per term.
-    const double* f = lbuf_[loss_.result].data();
-    double* acc = acc_.data();
-    auto coef = [&](std::size_t t, const double*& p, double& s) {
-      const std::int32_t c = loss_.terms[t].first;
-      p = loss_.nodes[c].shape == kScalar ? nullptr : dptr_[c];
-      s = loss_.nodes[c].shape == kScalar ? scal_[c] : 0.0;
-    };
-    auto atom = [&](std::size_t t, const double*& p, double& s) {
-      const std::int32_t a = loss_.terms[t].second;
-      p = a >= 0 && loss_.nodes[a].shape == kSlot ? slotv_[a].data() : nullptr;
-      s = p ? 0.0 : atom_at(a, 0);
-    };
-    if (T <= 2) {
-      const double *c0, *a0, *c1 = nullptr, *a1 = nullptr;
-      double cs0, as0, cs1 = 0.0, as1 = 0.0;
-      coef(0, c0, cs0);
-      atom(0, a0, as0);
-      if (T == 2) coef(1, c1, cs1), atom(1, a1, as1);
-      for (std::int64_t l = 0; l < L; ++l) {
-        double s = (c0 ? c0[lb[l]] : cs0) * (a0 ? a0[lk[l]] : as0);
-        if (T == 2) s += (c1 ? c1[lb[l]] : cs1) * (a1 ? a1[lk[l]] : as1);
-        acc[lk[l]] += f[l] - s;
+      // In each nonzero cell, the formula less its separable form, sum_t coefficient_t(draw) x
+      // atom_t(slot), added to the cell's slot in one pass (as the built-in NVI folds its
+      // correction): one chain of read-modify-writes per slot instead of one per term.
+      const double* f = lbuf_[loss_.result].data();
+      double* acc = acc_.data();
+      auto coef = [&](std::size_t t, const double*& p, double& s) {
+        const std::int32_t c = loss_.terms[t].first;
+        p = loss_.nodes[c].shape == kScalar ? nullptr : dptr_[c];
+        s = loss_.nodes[c].shape == kScalar ? scal_[c] : 0.0;
+      };
+      auto atom = [&](std::size_t t, const double*& p, double& s) {
+        const std::int32_t a = loss_.terms[t].second;
+        p = a >= 0 && loss_.nodes[a].shape == kSlot ? slotv_[a].data() : nullptr;
+        s = p ? 0.0 : atom_at(a, 0);
+      };
+      if (T <= 2) {
+        const double *c0, *a0, *c1 = nullptr, *a1 = nullptr;
+        double cs0, as0, cs1 = 0.0, as1 = 0.0;
+        coef(0, c0, cs0);
+        atom(0, a0, as0);
+        if (T == 2) coef(1, c1, cs1), atom(1, a1, as1);
+        for (std::int64_t l = 0; l < C; ++l) {
+          double s = (c0 ? c0[lb[l]] : cs0) * (a0 ? a0[lk[l]] : as0);
+          if (T == 2) s += (c1 ? c1[lb[l]] : cs1) * (a1 ? a1[lk[l]] : as1);
+          acc[lk[l]] += f[l] - s;
+        }
+        continue;
       }
-      continue;
-    }
-    double* sep = sep_.data();
-    for (std::size_t t = 0; t < T; ++t) {
-      const double* cp;
-      const double* ap;
-      double cv, av;
-      coef(t, cp, cv);
-      atom(t, ap, av);
-      for (std::int64_t l = 0; l < L; ++l) {
-        const double v = (cp ? cp[lb[l]] : cv) * (ap ? ap[lk[l]] : av);
-        sep[l] = t == 0 ? v : sep[l] + v;
+      double* sep = sep_.data();
+      for (std::size_t t = 0; t < T; ++t) {
+        const double* cp;
+        const double* ap;
+        double cv, av;
+        coef(t, cp, cv);
+        atom(t, ap, av);
+        for (std::int64_t l = 0; l < C; ++l) {
+          const double v = (cp ? cp[lb[l]] : cv) * (ap ? ap[lk[l]] : av);
+          sep[l] = t == 0 ? v : sep[l] + v;
+        }
       }
+      for (std::int64_t l = 0; l < C; ++l) acc[lk[l]] += f[l] - sep[l];
     }
-    for (std::int64_t l = 0; l < L; ++l) acc[lk[l]] += f[l] - sep[l];
   }
   // The separable form summed over all draws, plus the nonzero cells' corrections.
   for (std::int64_t k = 0; k < Q; ++k) {

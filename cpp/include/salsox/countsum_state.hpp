@@ -36,6 +36,7 @@ class CountSumState {
   // blocks: the per-draw work is short, so the per-node dispatch must be spread over many.
   static constexpr std::int64_t kSparseDraws = 1024;
   static constexpr std::int64_t kSparseCells = 16384;
+  static constexpr std::int64_t kListChunk = 256;  // cells of a sparse list evaluated together
 
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters)
       : d_(draws), loss_(loss),
