@@ -21,8 +21,14 @@ namespace salsox::bindings {
 
 namespace py = pybind11;
 
+// numpy's flag for data aligned for its dtype. An array need not be: a pickle-5 buffer from a
+// Dask worker's frames, or a view at a byte offset, may start at any address, and reading it
+// through an Int* is undefined behaviour (UBSan stopped the distributed Binder search on one).
+constexpr int kAligned = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+
+// A C-contiguous, aligned array of Int: numpy converts (copies) whatever is not.
 template <class Int>
-using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast>;
+using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast | kAligned>;
 
 // Python's pending signals, checked from the calling thread (with the GIL released around
 // it): true when a handler raised (Ctrl-C's KeyboardInterrupt), whose exception is kept in

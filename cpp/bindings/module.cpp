@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,8 +48,12 @@ CompactDraws* make_draws_typed(const py::array& raw) {
 // its dtype. Nothing is converted here, because a converting overload would narrow the labels
 // (e.g. forcecast to uint8 merges labels that differ by a multiple of 256); the Python layer
 // hands over a canonical array, and anything else is refused rather than cast.
-CompactDraws* make_draws(const py::array& raw) {
-  if (raw.ndim() != 2) throw std::invalid_argument("draws must be a 2-D array");
+CompactDraws* make_draws(const py::array& given) {
+  if (given.ndim() != 2) throw std::invalid_argument("draws must be a 2-D array");
+  // Aligned for its dtype (copied if not; dtype, byte order and layout are kept), so that the
+  // labels may be read through an Int* (see kAligned).
+  const py::array raw = py::array::ensure(given, kAligned);
+  if (!raw) throw std::bad_alloc();  // ensure fails only when the copy cannot be made
   if (!(raw.flags() & py::array::c_style))
     throw std::invalid_argument("draws must be a C-contiguous array (internal: pass np.ascontiguousarray)");
   const py::dtype dt = raw.dtype();

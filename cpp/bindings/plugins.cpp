@@ -41,7 +41,7 @@ TableLossFn python_table_loss(py::handle fn) {
                                      buffer->data(), owner);
     py::detail::array_proxy(tables.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     py::object result = fn(tables);
-    auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(result);
+    auto values = CArray<double>::ensure(result);
     if (!values || values.ndim() != 1 || values.shape(0) != B)
       throw std::runtime_error("loss callback must return a 1-D float array with one value per table (" +
                                std::to_string(B) + ")");
