@@ -14,7 +14,8 @@ make_instrumented_venv() {
   python -m pip install --quiet --upgrade pip
   # --no-build-isolation below needs the build requirements installed here.
   python -m pip install --quiet --upgrade "scikit-build-core>=0.10" "pybind11>=2.12" "setuptools>=70.1" wheel \
-    "numpy>=1.22" "pluggy>=1.0" "pytest>=7" "hypothesis>=6" "matplotlib>=3.5" xarray
+    "numpy>=1.22" "pluggy>=1.0" "pytest>=7" "hypothesis>=6" "matplotlib>=3.5" xarray \
+    "dask[distributed]"  # test_distributed: worker buffers may be misaligned (UBSan found one)
   echo "== building salsox ($*) into $build_dir"
   python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall . \
     -Cbuild-dir="$build_dir" "$@"
