@@ -217,7 +217,7 @@ PYBIND11_MODULE(_core, m) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
         return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive(), draws.kmax(),
-                                 RowOrder::Auto, draws.agreement());
+                                 RowOrder::Auto, draws.agreement(), scores_by_cell_sums(loss.kind));
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),
       "Bytes one search thread's count-table state takes.");

@@ -17,6 +17,12 @@ namespace salsox {
 
 enum class LossKind { Binder, VI, OMARI, NVI, ID, NID, Tabulated };
 
+// Whether the count-table search scores a loss of this kind through per-slot cell sums
+// (CountTableState::cell_sums), which it may cache per item.
+inline bool scores_by_cell_sums(LossKind kind) {
+  return kind == LossKind::VI || kind == LossKind::Tabulated || kind == LossKind::ID;
+}
+
 inline double xlog2x(double x) { return x > 0 ? x * std::log2(x) : 0.0; }
 
 // By-value max and min: in the search's inner loops std::max / std::min (which return

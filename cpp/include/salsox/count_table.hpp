@@ -13,9 +13,12 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #ifdef _OPENMP
@@ -82,6 +85,30 @@ class CountTableState {
     }
     cells_are_counts_ = true;
     for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
+    col_ver_.assign(kd_ + 1, 1);
+    cache_cells_ = scores_by_cell_sums(loss_.kind) && cell_cache_allowed() &&
+                   cell_cache_fits(d_.n, kd_, table_bytes(nrows_, kd_, track_stats_));
+  }
+
+  // SALSOX_CELL_CACHE=off turns the cell sums cache off (for tests and measurements: the
+  // searches are the same either way); auto (or unset) keeps it where it fits.
+  static bool cell_cache_allowed() {
+    const char* env = std::getenv("SALSOX_CELL_CACHE");
+    if (env == nullptr) return true;
+    const std::string want(env);
+    if (want.empty() || want == "auto") return true;
+    if (want == "off") return false;
+    throw std::invalid_argument("SALSOX_CELL_CACHE must be one of auto, off; got '" + want + "'");
+  }
+
+  // Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
+  // item's sums per slot between its scores (see cell_sums_cached): while that cache (a value
+  // and a version per item and slot) takes no more than 4 MiB or the table itself.
+  static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
+    return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
+  }
+  static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
+    return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
   }
 
   // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
@@ -92,15 +119,20 @@ class CountTableState {
   // labels and sizes (and theirs), the per-draw sums (and theirs), the draw entropies of
   // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums,
   // omARI's gathered joint sums and a 4-byte index per slot). (kmax: the most clusters in a draw, for the by-label order.)
+  // (cell_sums: the loss scores through cell sums, which may add their cache, see cell_cache_fits.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                          bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw) {
+                          bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
+                          bool cell_sums = false) {
     const double line = kCacheLine;
     if (order == RowOrder::ByLabel) rows = H * kmax;
-    const double table = static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) *
-                         sizeof(Count) + 2 * line;
+    const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2 * line;
     const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
     const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
-    return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw;
+    const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
+    return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
+  }
+  static double table_bytes(std::int64_t rows, std::int32_t max_clusters, bool tracked) {
+    return static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) * sizeof(Count);
   }
 
   CountTableState(const CountTableState&) = delete;
@@ -134,6 +166,7 @@ class CountTableState {
 
   void clear() {
     hr_valid_ = false;
+    touch_all();
     std::fill(cnt_store_.begin(), cnt_store_.end(), 0);
     set_layout(kFirstSlots);
     std::fill(est_.begin(), est_.end(), -1);
@@ -189,6 +222,8 @@ class CountTableState {
   void close_slot(std::int32_t k) {
     const std::int32_t last = q_ - 1;
     if (k != last) {
+      touch(k);
+      touch(last);
       for (std::int64_t r = 0; r < nrows_; ++r) {
         Count* row = cnt_ + r * stride_;
         row[k] = row[last];
@@ -209,6 +244,8 @@ class CountTableState {
     const std::int32_t old = est_[i];
     if (k == old) return;
     grow(k + 1);
+    touch(old);
+    touch(k);
     const Label* lab = d_.item(i);
     const std::int64_t* base = rbase_.data();
     const std::int64_t step = lstep_;
@@ -243,6 +280,7 @@ class CountTableState {
   template <bool kAdd, class Visit>
   void shift_item(std::int64_t i, std::int32_t k, Visit visit) {
     hr_valid_ = false;
+    touch(k);
     const Label* lab = d_.item(i);
     const std::int64_t* base = rbase_.data();
     const std::int64_t step = lstep_;
@@ -276,6 +314,7 @@ class CountTableState {
   // the items one by one when they are many); the slot is left empty (see close_slot).
   void release_slot(std::int32_t k) {
     hr_valid_ = false;
+    touch(k);
     for (std::int64_t h = 0; h < d_.H; ++h) {
       double dD = 0.0, dJ = 0.0;
       for (std::int32_t l = 0; l < d_.k[h]; ++l) {
@@ -325,9 +364,13 @@ class CountTableState {
     snap_E_ = E_;
     snap_q_ = q_;
     snap_m_ = m_;
+    snap_col_ver_ = col_ver_;
   }
+  // The columns are again those of the snapshot, and so are their versions: sums cached before
+  // it are valid again, those cached since never will be (the clock does not go back).
   void restore() {
     hr_valid_ = false;
+    col_ver_ = snap_col_ver_;
     std::copy(snap_cnt_.begin(), snap_cnt_.end(), cnt_);
     stride_ = snap_stride_;
     cap_ = snap_cap_;
@@ -395,6 +438,7 @@ class CountTableState {
   const double* cell_sums(std::int64_t i);
   template <bool kMove>
   void cell_sums_impl(std::int64_t i);
+  void cell_sums_cached(std::int64_t i);
   // Path P's kernels are inlined into one function per path, compiled for its instruction set.
   void score_simd(std::int64_t i, double* out);
   template <SimdPath P>
@@ -564,9 +608,24 @@ class CountTableState {
   // Scratch for draw_chunks: each chunk's sums and nonzero-cell list, and their totals.
   std::vector<double> chunk_part_, chunk_sum_;
   std::vector<std::int32_t> chunk_nz_;
+  // Each slot's column version: a new value of clock_ whenever a count in the slot changes
+  // (or the slot is renumbered), so that a value computed from the column is still valid while
+  // its version is. The cell sums cache (see cell_sums): per item i and slot k, at i * kd_ + k,
+  // the sum and the column version it was computed at (0: never); dirty_ is scratch.
+  std::uint64_t clock_ = 1;
+  std::vector<std::uint64_t> col_ver_;
+  bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
+  std::vector<double> cache_val_;
+  std::vector<std::uint64_t> cache_ver_;
+  std::vector<std::int32_t> dirty_;
+  void touch(std::int32_t k) { col_ver_[k] = ++clock_; }
+  void touch_all() {
+    for (auto& v : col_ver_) v = ++clock_;
+  }
   // The state saved by snapshot().
   std::vector<Count> snap_cnt_;
   std::vector<std::int32_t> snap_est_;
+  std::vector<std::uint64_t> snap_col_ver_;
   std::vector<std::int64_t> snap_size_;
   std::vector<double> snap_D_, snap_J_;
   double snap_E_ = 0.0;
@@ -579,11 +638,11 @@ class CountTableState {
 // RowOrder::Auto, the row order it picks for draws with this agreement).
 inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                                 bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                                double agreement = 0.0) {
+                                double agreement = 0.0, bool cell_sums = false) {
   return with_count_type(n, [&](auto count) {
     using State = CountTableState<std::uint8_t, decltype(count)>;
     if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked);
-    return State::footprint(rows, H, n, max_clusters, tracked, kmax, order);
+    return State::footprint(rows, H, n, max_clusters, tracked, kmax, order, cell_sums);
   });
 }
 
