@@ -436,9 +436,9 @@ class CountTableState {
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
-  template <bool kMove>
-  void cell_sums_impl(std::int64_t i);
   void cell_sums_cached(std::int64_t i);
+  template <bool kAll, bool kOwn>
+  void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
   // Path P's kernels are inlined into one function per path, compiled for its instruction set.
   void score_simd(std::int64_t i, double* out);
   template <SimdPath P>
@@ -611,13 +611,15 @@ class CountTableState {
   // Each slot's column version: a new value of clock_ whenever a count in the slot changes
   // (or the slot is renumbered), so that a value computed from the column is still valid while
   // its version is. The cell sums cache (see cell_sums): per item i and slot k, at i * kd_ + k,
-  // the sum and the column version it was computed at (0: never); dirty_ is scratch.
+  // the sum and the column version it was computed at (0: never); dirty_ and fresh_ are
+  // scratch (the slots a score recomputes, and their sums).
   std::uint64_t clock_ = 1;
   std::vector<std::uint64_t> col_ver_;
   bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
   std::vector<double> cache_val_;
   std::vector<std::uint64_t> cache_ver_;
   std::vector<std::int32_t> dirty_;
+  std::vector<double> fresh_;
   void touch(std::int32_t k) { col_ver_[k] = ++clock_; }
   void touch_all() {
     for (auto& v : col_ver_) v = ++clock_;

@@ -55,104 +55,83 @@ inline void CountTableState<Label, Count>::score_additive(std::int64_t i, double
 // lower, on the side. Returns acc_ (valid until the next score).
 template <class Label, class Count>
 inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
-  if (cache_cells_) cell_sums_cached(i);
-  else if (old_ >= 0) cell_sums_impl<true>(i);
-  else cell_sums_impl<false>(i);
-  return acc_.data();
+  double* acc = acc_.data();
+  if (cache_cells_) {
+    cell_sums_cached(i);
+  } else if (old_ >= 0) {
+    cell_sums_pass<true, true>(i, nullptr, q_, acc);
+    acc[old_] = acc[q_];
+  } else {
+    cell_sums_pass<true, false>(i, nullptr, q_, acc);
+  }
+  return acc;
 }
 
 // cell_sums from the sums cached at item i's last score for the slots whose column has not
 // changed since (a slot's sum reads only that slot's column of the item's rows): after a move,
 // a scan recomputes two slots of each item, not all, and an item none of whose slots changed
 // costs no pass at all; a zealous update's items find the slots it has not touched yet cached
-// from the scans before it. Each recomputed sum is taken in the same order as by
-// cell_sums_impl (the same chunks, the same four-draw groups), so the sums are the same bits
-// whether cached or not. The slot an allocated item is in caches its sum one lower
-// (cell_sums_impl's `own`); an item cannot leave or join a slot without that slot's version
-// changing, so a cached sum is always of the right kind for the slot's version.
+// from the scans before it. Each recomputed sum is taken by the same pass as without the cache,
+// so the sums are the same bits either way. The slot an allocated item is in caches its sum
+// one lower (the pass's `own`); an item cannot leave or join a slot without that slot's
+// version changing, so a cached sum is always of the right kind for the slot's version.
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
   if (cache_val_.empty()) {
     cache_val_.assign(static_cast<std::size_t>(d_.n * kd_), 0.0);
     cache_ver_.assign(static_cast<std::size_t>(d_.n * kd_), 0);  // column versions start at 1
-    dirty_.assign(static_cast<std::size_t>(kd_), 0);
+    dirty_.assign(static_cast<std::size_t>(kd_) + 1, 0);
+    fresh_.assign(static_cast<std::size_t>(kd_) + 1, 0.0);
   }
-  const std::int32_t q = q_, old = old_ >= 0 ? old_ : 0;
+  const std::int32_t q = q_, old = old_;
   double* val = cache_val_.data() + i * kd_;
   std::uint64_t* ver = cache_ver_.data() + i * kd_;
   std::int32_t* ks = dirty_.data();
   std::int32_t nd = 0;
   for (std::int32_t k = 0; k < q; ++k)
-    if ((k != old_) & (ver[k] != col_ver_[k])) ks[nd++] = k;
-  const bool own_dirty = old_ >= 0 && ver[old] != col_ver_[old];
-  double* acc = acc_.data();
+    if ((k != old) & (ver[k] != col_ver_[k])) ks[nd++] = k;
+  const bool own_dirty = old >= 0 && ver[old] != col_ver_[old];
+  double* fresh = fresh_.data();
   if (nd + (own_dirty ? 1 : 0) == q) {
-    if (old_ >= 0) cell_sums_impl<true>(i);
-    else cell_sums_impl<false>(i);
-    for (std::int32_t k = 0; k < q; ++k) {
-      val[k] = acc[k];
-      ver[k] = col_ver_[k];
+    // Every slot changed: the plain pass (no indirection), as without the cache.
+    if (old >= 0) {
+      cell_sums_pass<true, true>(i, nullptr, q, fresh);
+      fresh[old] = fresh[q];
+    } else {
+      cell_sums_pass<true, false>(i, nullptr, q, fresh);
     }
-    return;
+    for (std::int32_t k = 0; k < q; ++k) ks[k] = k;
+    nd = q;
+  } else if (own_dirty) {
+    cell_sums_pass<false, true>(i, ks, nd, fresh);
+    ks[nd] = old;
+    ++nd;
+  } else if (nd > 0) {
+    cell_sums_pass<false, false>(i, ks, nd, fresh);
   }
-  if (nd > 0 || own_dirty) {
-    const Label* lab = d_.item(i);
-    const double* dc = dcell_.data();
-    const std::int64_t chunks = n_chunks();
-    std::int64_t pw = 0;
-    double* part = line_rows(part_, chunks, nd + 1, pw);
-    const int team = parallel_for(chunks, [&](std::int64_t c) {
-      double* a = part + c * pw;
-      std::fill(a, a + nd, 0.0);
-      double own = 0.0;
-      const std::int64_t lo = c * kChunk;
-      std::int64_t h = chunk_end(c) - 1;
-      for (; h >= lo + 3; h -= 4) {
-        const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
-        const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
-        const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
-        const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
-        for (std::int32_t j = 0; j < nd; ++j) {
-          const std::int32_t k = ks[j];
-          a[j] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
-        }
-        if (own_dirty) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
-      }
-      for (; h >= lo; --h) {
-        const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
-        for (std::int32_t j = 0; j < nd; ++j) a[j] += dc[row[ks[j]]];
-        if (own_dirty) own += dc[row[old] - 1];
-      }
-      a[nd] = own;
-    });
-    score_team_max_ = std::max(score_team_max_, team);
-    for (std::int32_t j = 0; j < nd; ++j) {
-      double sum = 0.0;
-      for (std::int64_t c = 0; c < chunks; ++c) sum += part[c * pw + j];
-      val[ks[j]] = sum;
-      ver[ks[j]] = col_ver_[ks[j]];
-    }
-    if (own_dirty) {
-      double sum = 0.0;
-      for (std::int64_t c = 0; c < chunks; ++c) sum += part[c * pw + nd];
-      val[old] = sum;
-      ver[old] = col_ver_[old];
-    }
+  for (std::int32_t j = 0; j < nd; ++j) {
+    val[ks[j]] = fresh[j];
+    ver[ks[j]] = col_ver_[ks[j]];
   }
-  std::copy(val, val + q, acc);
+  std::copy(val, val + q, acc_.data());
 }
+
+// out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
+// out[width] = the same for the item's slot old_ read one lower. Fixed chunks of draws, summed
+// in chunk order, whatever the thread count: the same scores, and so the same search, with or
+// without threads inside the run; and the same sum for a slot whichever other slots the pass
+// takes.
 template <class Label, class Count>
-template <bool kMove>
-inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
+template <bool kAll, bool kOwn>
+inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
+                                                          double* out) {
   const Label* lab = d_.item(i);
   const double* dc = dcell_.data();
-  const std::int32_t q = q_;
+  const std::int32_t q = width;
   const std::int32_t old = old_ >= 0 ? old_ : 0;
   const std::int64_t chunks = n_chunks();
   std::int64_t pw = 0;
   double* part = line_rows(part_, chunks, q + 1, pw);
-  // Fixed chunks of draws, summed in chunk order, whatever the thread count: the same
-  // scores, and so the same search, with or without threads inside the run.
   const int team = parallel_for(chunks, [&](std::int64_t c) {
     double* acc = part + c * pw;
     std::fill(acc, acc + q, 0.0);
@@ -165,22 +144,23 @@ inline void CountTableState<Label, Count>::cell_sums_impl(std::int64_t i) {
       const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
       const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
       const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
-      for (std::int32_t k = 0; k < q; ++k) acc[k] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
-      if constexpr (kMove) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
+      for (std::int32_t j = 0; j < q; ++j) {
+        const std::int32_t k = kAll ? j : ks[j];
+        acc[j] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+      }
+      if constexpr (kOwn) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
     }
     for (; h >= lo; --h) {
       const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
-      for (std::int32_t k = 0; k < q; ++k) acc[k] += dc[row[k]];
-      if constexpr (kMove) own += dc[row[old] - 1];
+      for (std::int32_t j = 0; j < q; ++j) acc[j] += dc[row[kAll ? j : ks[j]]];
+      if constexpr (kOwn) own += dc[row[old] - 1];
     }
     acc[q] = own;
   });
   score_team_max_ = std::max(score_team_max_, team);
-  double* acc = acc_.data();
-  std::fill(acc, acc + q + 1, 0.0);
+  std::fill(out, out + q + 1, 0.0);
   for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int32_t k = 0; k <= q; ++k) acc[k] += part[c * pw + k];
-  if (old_ >= 0) acc[old_] = acc[q];
+    for (std::int32_t j = 0; j <= q; ++j) out[j] += part[c * pw + j];
 }
 
 }  // namespace salsox
