@@ -13,12 +13,9 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #ifdef _OPENMP
@@ -90,26 +87,11 @@ class CountTableState {
                    cell_cache_fits(d_.n, kd_, table_bytes(nrows_, kd_, track_stats_));
   }
 
-  // SALSOX_CELL_CACHE=off turns the cell sums cache off (for tests and measurements: the
-  // searches are the same either way); auto (or unset) keeps it where it fits.
-  static bool cell_cache_allowed() {
-    const char* env = std::getenv("SALSOX_CELL_CACHE");
-    if (env == nullptr) return true;
-    const std::string want(env);
-    if (want.empty() || want == "auto") return true;
-    if (want == "off") return false;
-    throw std::invalid_argument("SALSOX_CELL_CACHE must be one of auto, off; got '" + want + "'");
-  }
-
-  // Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
-  // item's sums per slot between its scores (see cell_sums_cached): while that cache (a value
-  // and a version per item and slot) takes no more than 4 MiB or the table itself.
-  static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
-    return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
-  }
-  static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
-    return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
-  }
+  // The cell sums cache (count_table_cache.hpp): whether SALSOX_CELL_CACHE allows it, its
+  // bytes, and whether it fits next to a table of `table` bytes.
+  static bool cell_cache_allowed();
+  static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters);
+  static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table);
 
   // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
   static RowOrder choose_row_order(std::int64_t rows, std::int64_t padded_rows, double agreement, bool tracked);
@@ -310,78 +292,13 @@ class CountTableState {
     }
   }
 
-  // Takes every item out of slot k in one sequential pass over the table (cheaper than removing
-  // the items one by one when they are many); the slot is left empty (see close_slot).
-  void release_slot(std::int32_t k) {
-    hr_valid_ = false;
-    touch(k);
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      double dD = 0.0, dJ = 0.0;
-      for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-        Count* row = cnt_ + (rbase_[h] + l * lstep_) * stride_;
-        const Count x = row[k];
-        if (x == 0) continue;
-        row[k] = 0;
-        if (track_stats_) {
-          const Count s = row[cap_];
-          row[cap_] = static_cast<Count>(s - x);
-          dD += loss_.g_draw[s - x] - loss_.g_draw[s];
-          dJ += loss_.g_cell[0] - loss_.g_cell[x];
-        }
-      }
-      if (track_stats_) {
-        D_[h] += dD;
-        J_[h] += dJ;
-      }
-    }
-    if (track_stats_) E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
-    m_ -= size_[k];
-    size_[k] = 0;
-    for (auto& e : est_)
-      if (e == k) e = -1;
-  }
-
-  // Whether releasing a slot of `members` items by one pass over the table (release_slot) and
-  // undoing a change by restoring a snapshot beat item-by-item moves: each item costs one random
-  // row per draw, the table pass costs every row once.
-  bool prefers_table_pass(std::int64_t members) const {
-    // (With the widest layout's stride, whatever the layout now, so that the choice, and with it
-    // the rounding of the running sums, is the same as when the tables were always that wide.)
-    return static_cast<double>(d_.rows) * static_cast<double>(full_stride_) * sizeof(Count) <=
-           8.0 * static_cast<double>(members) * static_cast<double>(d_.H) * kCacheLine;
-  }
-
-  // Saves the whole state, to be put back by restore() (a zealous update that did not help).
-  void snapshot() {
-    const std::size_t used = static_cast<std::size_t>(nrows_ * stride_);
-    snap_cnt_.assign(cnt_, cnt_ + used);
-    snap_stride_ = stride_;
-    snap_cap_ = cap_;
-    snap_est_ = est_;
-    snap_size_ = size_;
-    snap_D_ = D_;
-    snap_J_ = J_;
-    snap_E_ = E_;
-    snap_q_ = q_;
-    snap_m_ = m_;
-    snap_col_ver_ = col_ver_;
-  }
-  // The columns are again those of the snapshot, and so are their versions: sums cached before
-  // it are valid again, those cached since never will be (the clock does not go back).
-  void restore() {
-    hr_valid_ = false;
-    col_ver_ = snap_col_ver_;
-    std::copy(snap_cnt_.begin(), snap_cnt_.end(), cnt_);
-    stride_ = snap_stride_;
-    cap_ = snap_cap_;
-    est_ = snap_est_;
-    size_ = snap_size_;
-    D_ = snap_D_;
-    J_ = snap_J_;
-    E_ = snap_E_;
-    q_ = snap_q_;
-    m_ = snap_m_;
-  }
+  // Zealous updates by table passes (count_table_snapshot.hpp): release_slot takes every item
+  // out of slot k in one sequential pass, prefers_table_pass says when that beats item-by-item
+  // moves, snapshot saves the whole state and restore puts it back.
+  void release_slot(std::int32_t k);
+  bool prefers_table_pass(std::int64_t members) const;
+  void snapshot();
+  void restore();
 
   // Recomputes the running per-draw sums and the estimate sum from the table and the slot
   // sizes, so that the rounding of incremental updates does not build up over a long run
@@ -653,6 +570,8 @@ inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t 
 // The scoring member functions (declared above), one header per loss family.
 #include "count_table_rows.hpp"
 #include "count_table_sums.hpp"
+#include "count_table_snapshot.hpp"
+#include "count_table_cache.hpp"
 #include "scores_binder_vi.hpp"
 #include "scores_shared.hpp"
 #include "scores_entropy.hpp"

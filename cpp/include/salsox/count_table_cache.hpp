@@ -1,0 +1,89 @@
+// The cell sums cache of CountTableState (count_table.hpp): VI, the tabulated losses and ID
+// score a slot from its cell sum, which reads only that slot's column of the item's rows, so
+// each item's sums are kept per slot, with the column's version, and recomputed only for the
+// slots whose column changed since (docs/architecture.md).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// SALSOX_CELL_CACHE=off turns the cell sums cache off (for tests and measurements: the
+// searches are the same either way); auto (or unset) keeps it where it fits.
+template <class Label, class Count>
+inline bool CountTableState<Label, Count>::cell_cache_allowed() {
+  const char* env = std::getenv("SALSOX_CELL_CACHE");
+  if (env == nullptr) return true;
+  const std::string want(env);
+  if (want.empty() || want == "auto") return true;
+  if (want == "off") return false;
+  throw std::invalid_argument("SALSOX_CELL_CACHE must be one of auto, off; got '" + want + "'");
+}
+
+// Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
+// item's sums per slot between its scores (see cell_sums_cached): while that cache (a value
+// and a version per item and slot) takes no more than 4 MiB or the table itself.
+template <class Label, class Count>
+inline double CountTableState<Label, Count>::cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
+  return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
+}
+template <class Label, class Count>
+inline bool CountTableState<Label, Count>::cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
+  return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
+}
+
+// cell_sums from the sums cached at item i's last score for the slots whose column has not
+// changed since (a slot's sum reads only that slot's column of the item's rows): after a move,
+// a scan recomputes two slots of each item, not all, and an item none of whose slots changed
+// costs no pass at all; a zealous update's items find the slots it has not touched yet cached
+// from the scans before it. Each recomputed sum is taken by the same pass as without the cache,
+// so the sums are the same bits either way. The slot an allocated item is in caches its sum
+// one lower (the pass's `own`); an item cannot leave or join a slot without that slot's
+// version changing, so a cached sum is always of the right kind for the slot's version.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
+  if (cache_val_.empty()) {
+    cache_val_.assign(static_cast<std::size_t>(d_.n * kd_), 0.0);
+    cache_ver_.assign(static_cast<std::size_t>(d_.n * kd_), 0);  // column versions start at 1
+    dirty_.assign(static_cast<std::size_t>(kd_) + 1, 0);
+    fresh_.assign(static_cast<std::size_t>(kd_) + 1, 0.0);
+  }
+  const std::int32_t q = q_, old = old_;
+  double* val = cache_val_.data() + i * kd_;
+  std::uint64_t* ver = cache_ver_.data() + i * kd_;
+  std::int32_t* ks = dirty_.data();
+  std::int32_t nd = 0;
+  for (std::int32_t k = 0; k < q; ++k)
+    if ((k != old) & (ver[k] != col_ver_[k])) ks[nd++] = k;
+  const bool own_dirty = old >= 0 && ver[old] != col_ver_[old];
+  double* fresh = fresh_.data();
+  if (nd + (own_dirty ? 1 : 0) == q) {
+    // Every slot changed: the plain pass (no indirection), as without the cache.
+    if (old >= 0) {
+      cell_sums_pass<true, true>(i, nullptr, q, fresh);
+      fresh[old] = fresh[q];
+    } else {
+      cell_sums_pass<true, false>(i, nullptr, q, fresh);
+    }
+    for (std::int32_t k = 0; k < q; ++k) ks[k] = k;
+    nd = q;
+  } else if (own_dirty) {
+    cell_sums_pass<false, true>(i, ks, nd, fresh);
+    ks[nd] = old;
+    ++nd;
+  } else if (nd > 0) {
+    cell_sums_pass<false, false>(i, ks, nd, fresh);
+  }
+  for (std::int32_t j = 0; j < nd; ++j) {
+    val[ks[j]] = fresh[j];
+    ver[ks[j]] = col_ver_[ks[j]];
+  }
+  std::copy(val, val + q, acc_.data());
+}
+
+}  // namespace salsox

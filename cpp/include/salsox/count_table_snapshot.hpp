@@ -1,0 +1,89 @@
+// Zealous updates of CountTableState (count_table.hpp) by passes over the whole table: a slot's
+// items released in one sequential pass, and the state saved and restored when the update did
+// not help (instead of moving the items back one by one).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "count_table.hpp"
+
+namespace salsox {
+
+// Takes every item out of slot k in one sequential pass over the table (cheaper than removing
+// the items one by one when they are many); the slot is left empty (see close_slot).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::release_slot(std::int32_t k) {
+  hr_valid_ = false;
+  touch(k);
+  for (std::int64_t h = 0; h < d_.H; ++h) {
+    double dD = 0.0, dJ = 0.0;
+    for (std::int32_t l = 0; l < d_.k[h]; ++l) {
+      Count* row = cnt_ + (rbase_[h] + l * lstep_) * stride_;
+      const Count x = row[k];
+      if (x == 0) continue;
+      row[k] = 0;
+      if (track_stats_) {
+        const Count s = row[cap_];
+        row[cap_] = static_cast<Count>(s - x);
+        dD += loss_.g_draw[s - x] - loss_.g_draw[s];
+        dJ += loss_.g_cell[0] - loss_.g_cell[x];
+      }
+    }
+    if (track_stats_) {
+      D_[h] += dD;
+      J_[h] += dJ;
+    }
+  }
+  if (track_stats_) E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
+  m_ -= size_[k];
+  size_[k] = 0;
+  for (auto& e : est_)
+    if (e == k) e = -1;
+}
+
+// Whether releasing a slot of `members` items by one pass over the table (release_slot) and
+// undoing a change by restoring a snapshot beat item-by-item moves: each item costs one random
+// row per draw, the table pass costs every row once.
+template <class Label, class Count>
+inline bool CountTableState<Label, Count>::prefers_table_pass(std::int64_t members) const {
+  // (With the widest layout's stride, whatever the layout now, so that the choice, and with it
+  // the rounding of the running sums, is the same as when the tables were always that wide.)
+  return static_cast<double>(d_.rows) * static_cast<double>(full_stride_) * sizeof(Count) <=
+         8.0 * static_cast<double>(members) * static_cast<double>(d_.H) * kCacheLine;
+}
+
+// Saves the whole state, to be put back by restore() (a zealous update that did not help).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::snapshot() {
+  const std::size_t used = static_cast<std::size_t>(nrows_ * stride_);
+  snap_cnt_.assign(cnt_, cnt_ + used);
+  snap_stride_ = stride_;
+  snap_cap_ = cap_;
+  snap_est_ = est_;
+  snap_size_ = size_;
+  snap_D_ = D_;
+  snap_J_ = J_;
+  snap_E_ = E_;
+  snap_q_ = q_;
+  snap_m_ = m_;
+  snap_col_ver_ = col_ver_;
+}
+// The columns are again those of the snapshot, and so are their versions: sums cached before
+// it are valid again, those cached since never will be (the clock does not go back).
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::restore() {
+  hr_valid_ = false;
+  col_ver_ = snap_col_ver_;
+  std::copy(snap_cnt_.begin(), snap_cnt_.end(), cnt_);
+  stride_ = snap_stride_;
+  cap_ = snap_cap_;
+  est_ = snap_est_;
+  size_ = snap_size_;
+  D_ = snap_D_;
+  J_ = snap_J_;
+  E_ = snap_E_;
+  q_ = snap_q_;
+  m_ = snap_m_;
+}
+
+}  // namespace salsox
