@@ -1,11 +1,14 @@
-"""Shared by the benchmark scripts: where the shared data is, and table printing."""
+"""Shared by the benchmark scripts: where the shared data is, timing, table printing, and an
+environment variable put back after a script has set it."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import os
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
@@ -70,3 +73,17 @@ def _fmt(c: object) -> str:
     if isinstance(c, float):
         return f"{c:.4g}" if abs(c) >= 1e-3 or c == 0 else f"{c:.3e}"
     return str(c)
+
+
+@contextlib.contextmanager
+def restored_env(name: str) -> Iterator[None]:
+    """Puts environment variable `name` back as it was (or unset) when the block ends: the
+    scripts that time an engine setting (SALSOX_TABLE_ORDER, SALSOX_CELL_CACHE) set it per call."""
+    saved = os.environ.get(name)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved

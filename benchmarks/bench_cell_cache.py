@@ -22,7 +22,7 @@ import os
 from typing import Any, List
 
 import salsox
-from _common import DATASETS, best_times, load_draws, loss_of, print_table, reference_rows
+from _common import DATASETS, best_times, load_draws, loss_of, print_table, reference_rows, restored_env
 
 LOSSES = ("VI", "VI_a2_3", "ID")  # row names of r_salso.csv whose losses score by cell sums
 
@@ -38,9 +38,8 @@ def main(argv: List[str] | None = None) -> None:
     parser.add_argument("--losses", nargs="*", default=list(LOSSES), choices=LOSSES)
     parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per setting")
     args = parser.parse_args(argv)
-    saved = os.environ.get("SALSOX_CELL_CACHE")
     table = []
-    try:
+    with restored_env("SALSOX_CELL_CACHE"):
         for ref in reference_rows():
             if ref["dataset"] not in args.datasets or ref["loss"] not in args.losses:
                 continue
@@ -52,11 +51,6 @@ def main(argv: List[str] | None = None) -> None:
             table.append([ref["dataset"], ref["r_call"], t_off, t_on, t_off / t_on, on.n_clusters])
             print(f"{ref['dataset']:7} {ref['r_call']:10} off {t_off:.3f} s  on {t_on:.3f} s  "
                   f"ratio {t_off / t_on:.2f}", flush=True)
-    finally:
-        if saved is None:
-            os.environ.pop("SALSOX_CELL_CACHE", None)
-        else:
-            os.environ["SALSOX_CELL_CACHE"] = saved
     print()
     print_table(["dataset", "loss (R call)", "off (s)", "on (s)", "off/on", "clusters"], table)
 

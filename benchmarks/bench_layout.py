@@ -24,7 +24,7 @@ import time
 from typing import List
 
 import salsox
-from _common import DATASETS, load_draws, print_table
+from _common import DATASETS, load_draws, print_table, restored_env
 from salsox import _core
 
 # Binder is left out: salso runs it on co-clustering counts by default, not on count tables.
@@ -45,10 +45,9 @@ def main(argv: List[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per order")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    saved = os.environ.get("SALSOX_TABLE_ORDER")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     rows = []
-    try:
+    with restored_env("SALSOX_TABLE_ORDER"):
         for name in args.datasets:
             x = load_draws(name)
             draws = salsox.Draws(x)
@@ -63,11 +62,6 @@ def main(argv: List[str] | None = None) -> None:
                 rows.append([name, loss, best["draw"], best["label"], best["draw"] / best["label"], picked])
                 print(f"{name:7} {loss:6} draw {best['draw']:.3f} s  label {best['label']:.3f} s  "
                       f"ratio {best['draw'] / best['label']:.2f}  picked {picked}", flush=True)
-    finally:
-        if saved is None:
-            os.environ.pop("SALSOX_TABLE_ORDER", None)
-        else:
-            os.environ["SALSOX_TABLE_ORDER"] = saved
     print(f"load average after: {os.getloadavg()[0]:.2f}\n")
     print_table(["dataset", "loss", "by draw (s)", "by label (s)", "draw/label", "engine picks"], rows)
 
