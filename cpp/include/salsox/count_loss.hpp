@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,18 @@ inline double xlog2x(double x) { return x > 0 ? x * std::log2(x) : 0.0; }
 // references) compiled to branches on unpredictable comparisons; these become maxsd / minsd.
 inline double vmax(double x, double y) { return x < y ? y : x; }
 inline double vmin(double x, double y) { return y < x ? y : x; }
+// x where c, else y, through a mask rather than a branch: for a comparison the data decide
+// draw by draw (NID's Hr > He), where a branch is mispredicted about as often as not.
+inline double vselect(bool c, double x, double y) {
+  std::uint64_t bx, by;
+  std::memcpy(&bx, &x, sizeof bx);
+  std::memcpy(&by, &y, sizeof by);
+  const std::uint64_t m = std::uint64_t{0} - static_cast<std::uint64_t>(c);
+  const std::uint64_t r = (bx & m) | (by & ~m);
+  double out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
 
 struct CountLoss {
   LossKind kind = LossKind::VI;

@@ -197,7 +197,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
     // entropy being at least either marginal). In a cell the item joins, Hj is lower than
     // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
-    acc[k] += (hr > he[k] ? inv_hr : inv_he[k]) * dc[x];
+    acc[k] += vselect(hr > he[k], inv_hr, inv_he[k]) * dc[x];
   };
   // Both passes sum by chunks of draws (draw_chunks): first the cells of the slots 0..q (the
   // new cluster's staying 0), then, scoring an unallocated item, the three bucket sums.
