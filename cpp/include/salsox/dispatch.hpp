@@ -130,13 +130,13 @@ void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne
   std::mutex error_mutex;
   std::atomic<std::int64_t> next_run{0};
   int runners = threads;  // threads 0..runners-1 take runs (set once the team is known)
-  std::atomic<int> active{threads};
+  Countdown active(threads);
   std::unique_ptr<Crew> crew;
   // Counters and crew are sized by the team the runtime really gave (it may give fewer
   // threads than asked for): a thread counted that never comes would be waited for forever.
   auto start = [&](int team) {
     runners = std::min(threads, team);
-    active.store(runners);
+    active.reset(runners);
     if (helping.on && team > 1) crew = std::make_unique<Crew>(team);
   };
   auto work = [&](int thread) {
@@ -162,12 +162,8 @@ void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne
       });
       return;
     }
-    active.fetch_sub(1);
-    if (thread == 0)
-      while (active.load() > 0) {
-        control.poll_idle();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
+    active.done();
+    if (thread == 0) active.wait([&control] { control.poll_idle(); });
   };
   const int total = helping.on ? usable_threads(threads + helping.extra) : threads;
   if (total == 1) {

@@ -73,6 +73,37 @@ class Interrupt {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// The threads of a parallel loop still at work. The calling thread waits for them while it
+// answers interrupts (poll, every 5 ms at most) and is woken as soon as the last one is done:
+// a fixed 5 ms sleep between polls made loops of a few milliseconds slower on two threads than
+// on one (galaxy's Binder search, 16 runs: 10 ms against 7 ms).
+class Countdown {
+ public:
+  explicit Countdown(int left) : left_(left) {}
+  void reset(int left) { left_.store(left); }
+  void done() {
+    if (left_.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);  // a waiter between its check and its wait
+      woken_.notify_all();                       // holds the lock: it cannot miss this
+    }
+  }
+  template <class Poll>
+  void wait(Poll&& poll) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (left_.load() > 0) {
+      lock.unlock();
+      poll();
+      lock.lock();
+      woken_.wait_for(lock, std::chrono::milliseconds(5), [this] { return left_.load() == 0; });
+    }
+  }
+
+ private:
+  std::atomic<int> left_;
+  std::mutex mutex_;
+  std::condition_variable woken_;
+};
+
 // body(i, thread) for i = 0..count-1 over up to `threads` threads (dynamic schedule; thread is
 // 0..threads-1, for per-thread scratch). Stops handing out work when `interrupt` says so; the
 // calling thread keeps polling it until every thread is done. The first exception thrown by a
@@ -82,7 +113,7 @@ template <class Body>
 int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
   threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count))));
   std::atomic<std::int64_t> next{0};
-  std::atomic<int> active{threads};
+  Countdown active(threads);
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mutex;
@@ -100,13 +131,9 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
         break;
       }
     }
-    active.fetch_sub(1);
+    active.done();
     // The calling thread answers interrupts until the others finish their last item.
-    if (t == 0 && interrupt)
-      while (active.load() > 0) {
-        interrupt->poll();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
+    if (t == 0 && interrupt) active.wait([interrupt] { interrupt->poll(); });
   };
   if (threads == 1) {
     work(0);
