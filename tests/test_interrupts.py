@@ -226,3 +226,40 @@ def test_a_forked_child_runs_single_threaded_instead_of_hanging(tmp_path: Any) -
         pytest.fail("salso in a forked pool worker hung (OpenMP after fork)")
     assert proc.returncode == 0, err
     assert out.strip().splitlines()[-1] == "ok"
+
+
+FEWER_THREADS_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import salsox
+
+    draws = np.random.default_rng(0).integers(0, 4, size=(300, 40))
+    for call in (lambda: salsox.psm(draws, n_jobs=2),
+                 lambda: salsox.partition_loss(draws[:3], draws, "VI", n_jobs=2)):
+        call()
+    for loss in ("binder", "VI", "omARI"):
+        est = salsox.salso(draws, loss, seed=1, n_runs=4, n_jobs=2)
+        ref = salsox.salso(draws, loss, seed=1, n_runs=4, n_jobs=1)
+        assert est.labels.tolist() == ref.labels.tolist() and est.expected_loss == ref.expected_loss, loss
+    print("ok")
+    """
+)
+
+
+@pytest.mark.skipif(not _core.has_openmp(), reason="OpenMP builds only")
+def test_a_runtime_giving_fewer_threads_than_asked_does_not_hang(tmp_path: Any) -> None:
+    # OMP_THREAD_LIMIT=1: every parallel region gets one thread, whatever n_jobs asks for. The
+    # calling thread of a parallel loop used to wait for the thread it had counted on, forever.
+    script = tmp_path / "fewer_threads.py"
+    script.write_text(FEWER_THREADS_SCRIPT)
+    env = dict(os.environ, OMP_THREAD_LIMIT="1")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("a parallel loop hung when the OpenMP runtime gave fewer threads than n_jobs")
+    assert proc.returncode == 0, err
+    assert out.strip().splitlines()[-1] == "ok"

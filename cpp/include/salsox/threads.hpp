@@ -138,14 +138,23 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
   if (threads == 1) {
     work(0);
   } else {
+    int team = threads;
 #pragma omp parallel num_threads(threads)
     {
       int t = 0;
 #ifdef _OPENMP
       t = omp_get_thread_num();
+      // The runtime may give fewer threads than asked (OMP_THREAD_LIMIT, a nested region):
+      // counting one that never comes, the calling thread waited forever.
+#pragma omp single
+      {
+        team = omp_get_num_threads();
+        active.reset(team);
+      }
 #endif
       work(t);
     }
+    threads = team;
   }
   if (error) std::rethrow_exception(error);
   return threads;
