@@ -211,21 +211,27 @@ FORK_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(sys.platform != "linux" or not _core.has_openmp(), reason="fork after OpenMP: Linux/libgomp")
-def test_a_forked_child_runs_single_threaded_instead_of_hanging(tmp_path: Any) -> None:
-    script = tmp_path / "fork_pool.py"
-    script.write_text(FORK_SCRIPT)
-    # A session of its own, so that a hung pool (workers included) can be killed as a whole.
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+def _script_prints_ok(path: Any, text: str, hung: str, **env: str) -> None:
+    """Runs ``text`` as a script at ``path`` (with ``env`` added to the environment); fails with
+    ``hung`` if it has not ended within a minute, and unless it ends well, printing "ok"."""
+    path.write_text(text)
+    # A session of its own, so that a hung script (and any worker it started) can be killed as
+    # a whole.
+    proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, **env), start_new_session=True)
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        pytest.fail("salso in a forked pool worker hung (OpenMP after fork)")
+        pytest.fail(hung)
     assert proc.returncode == 0, err
     assert out.strip().splitlines()[-1] == "ok"
+
+
+@pytest.mark.skipif(sys.platform != "linux" or not _core.has_openmp(), reason="fork after OpenMP: Linux/libgomp")
+def test_a_forked_child_runs_single_threaded_instead_of_hanging(tmp_path: Any) -> None:
+    _script_prints_ok(tmp_path / "fork_pool.py", FORK_SCRIPT, "salso in a forked pool worker hung (OpenMP after fork)")
 
 
 FEWER_THREADS_SCRIPT = textwrap.dedent(
@@ -250,16 +256,6 @@ FEWER_THREADS_SCRIPT = textwrap.dedent(
 def test_a_runtime_giving_fewer_threads_than_asked_does_not_hang(tmp_path: Any) -> None:
     # OMP_THREAD_LIMIT=1: every parallel region gets one thread, whatever n_jobs asks for. The
     # calling thread of a parallel loop used to wait for the thread it had counted on, forever.
-    script = tmp_path / "fewer_threads.py"
-    script.write_text(FEWER_THREADS_SCRIPT)
-    env = dict(os.environ, OMP_THREAD_LIMIT="1")
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("a parallel loop hung when the OpenMP runtime gave fewer threads than n_jobs")
-    assert proc.returncode == 0, err
-    assert out.strip().splitlines()[-1] == "ok"
+    _script_prints_ok(tmp_path / "fewer_threads.py", FEWER_THREADS_SCRIPT,
+                      "a parallel loop hung when the OpenMP runtime gave fewer threads than n_jobs",
+                      OMP_THREAD_LIMIT="1")

@@ -15,6 +15,23 @@ _LEAVES = ("const", "n", "cell", "estimate", "draw", "cellzero")
 _Affine = Optional[Tuple[int, Dict[int, int]]]
 
 
+def _dependencies(nodes: List[Node]) -> Tuple[List[bool], List[bool], List[bool]]:
+    """Per node, whether it depends on an estimate sum, on a draw sum (or a zero cell's, which
+    is per draw) and on a cell sum."""
+    count = len(nodes)
+    est, draw, cell = [False] * count, [False] * count, [False] * count
+    for v, (op, a, b, c, _) in enumerate(nodes):
+        if op in _LEAVES:
+            est[v], draw[v], cell[v] = op == "estimate", op in ("draw", "cellzero"), op == "cell"
+            continue
+        for u in (a, b, c):
+            if u >= 0:
+                est[v] |= est[u]
+                draw[v] |= draw[u]
+                cell[v] |= cell[u]
+    return est, draw, cell
+
+
 def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
     """The formula in the cells an item does not meet, as sum(coefficient x atom), or [].
 
@@ -28,17 +45,7 @@ def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
     form (or does not depend on the cells).
     """
     nodes = list(compiler.nodes)
-    count = len(nodes)
-    on_est, on_cell, on_draw = [False] * count, [False] * count, [False] * count
-    for v, (op, a, b, c, _) in enumerate(nodes):
-        if op in _LEAVES:
-            on_est[v], on_cell[v], on_draw[v] = op == "estimate", op == "cell", op == "draw"
-            continue
-        for u in (a, b, c):
-            if u >= 0:
-                on_est[v] |= on_est[u]
-                on_cell[v] |= on_cell[u]
-                on_draw[v] |= on_draw[u]
+    on_est, on_draw, on_cell = _dependencies(nodes)
     if not on_cell[result]:
         return []
     zero_node = compiler.const(0.0)
@@ -130,26 +137,16 @@ def factor_square_roots(
     ``abs``, comparisons, sums and products of non-negative values). Returns the nodes
     (unused ones dropped, the order kept), the result node and the separable form's terms.
     """
-    count = len(nodes)
-    est, draw, cell, nonneg = [False] * count, [False] * count, [False] * count, [False] * count
+    est, draw, cell = _dependencies(nodes)
+    nonneg = [False] * len(nodes)
     for v, (op, a, b, c, value) in enumerate(nodes):
-        if op in _LEAVES:
-            est[v], draw[v] = op == "estimate", op in ("draw", "cellzero")
-            cell[v] = op == "cell"
-            if op == "const":
-                nonneg[v] = value >= 0.0
-            elif op == "n":
-                nonneg[v] = True
-            else:
-                kind = "cell" if op in ("cell", "cellzero") else op
-                nonneg[v] = exact.get((kind, a), False)
-            continue
-        for u in (a, b, c):
-            if u >= 0:
-                est[v] |= est[u]
-                draw[v] |= draw[u]
-                cell[v] |= cell[u]
-        if op in ("sqrt", "abs", "exp", "not", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"):
+        if op == "const":
+            nonneg[v] = value >= 0.0
+        elif op == "n":
+            nonneg[v] = True
+        elif op in _LEAVES:
+            nonneg[v] = exact.get(("cell" if op in ("cell", "cellzero") else op, a), False)
+        elif op in ("sqrt", "abs", "exp", "not", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"):
             nonneg[v] = True
         elif op in ("add", "mul", "min"):
             nonneg[v] = nonneg[a] and nonneg[b]
