@@ -19,6 +19,7 @@ starting threads and collecting results).
     python benchmarks/bench_threads.py                          # all rows (many minutes)
     python benchmarks/bench_threads.py --datasets ex1 --losses VI NVI --repeat 5
     python benchmarks/bench_threads.py --threads 16 --synthetic 20000 1000   # a 16-core machine
+    python benchmarks/bench_threads.py --threads 16 --datasets ex1 --losses VI --per-cpu
 """
 
 from __future__ import annotations
@@ -53,8 +54,23 @@ def _balanced(seconds: Sequence[float], threads: int) -> float:
     return sum(seconds) / max(busy)
 
 
+def _per_cpu(draws: Any, loss: str, seed: int, engine: Optional[str]) -> List[float]:
+    """The one-thread search's wall with the process pinned to each CPU in turn (Linux only)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    walls = []
+    try:
+        for cpu in cpus:
+            os.sched_setaffinity(0, {cpu})
+            t0 = time.perf_counter()
+            salsox.salso(draws, loss, seed=seed, engine=engine, n_jobs=1)
+            walls.append(time.perf_counter() - t0)
+    finally:
+        os.sched_setaffinity(0, set(cpus))
+    return walls
+
+
 def _row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
-         engine: Optional[str]) -> Tuple[List[Any], Dict[str, float]]:
+         engine: Optional[str], per_cpu: bool = False) -> Tuple[List[Any], Dict[str, float]]:
     settings = _settings(threads)
     best = {k: float("inf") for k in settings}
     estimates: Dict[str, Any] = {}
@@ -79,6 +95,10 @@ def _row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
     longest = max(r["seconds"] for r in many) / best[f"{threads} helping"]
     row = [name, loss, one.info["engine"], t1, t1 / best[f"{threads} alone"],
            t1 / best[f"{threads} helping"], balanced, helped, work, longest]
+    if per_cpu:
+        walls = _per_cpu(draws, loss, seed, engine)
+        median = float(np.median(walls))
+        row += [min(walls), median, median / best[f"{threads} helping"]]
     return row, best
 
 
@@ -91,9 +111,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="T, the threads to compare with one")
     parser.add_argument("--engine", choices=("counts", "default"), default="counts",
                         help="counts (every loss on count tables) or each loss's default engine")
+    parser.add_argument("--per-cpu", action="store_true",
+                        help="also time the one-thread search pinned to each CPU in turn (Linux)")
     parser.add_argument("--synthetic", nargs=2, type=int, metavar=("N", "H"),
                         help="also N items x H draws of benchmarks/synthetic.py (k = 20)")
     args = parser.parse_args()
+    if args.per_cpu and not hasattr(os, "sched_setaffinity"):
+        parser.error("--per-cpu needs os.sched_setaffinity (Linux)")
     engine = None if args.engine == "default" else args.engine
     T = args.threads
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
@@ -105,12 +129,13 @@ def main() -> None:
     for name, make in sets:
         draws = salsox.Draws(make())
         for loss in args.losses:
-            row, _ = _row(name, draws, loss, args.repeat, args.seed, T, engine)
+            row, _ = _row(name, draws, loss, args.repeat, args.seed, T, engine, args.per_cpu)
             rows.append(row)
             print(f"  {name} {loss}: {row[3]:.3f} s on one thread, {row[5]:.2f}x on {T}", flush=True)
     print()
+    extra = ["1 thread, fastest CPU (s)", "1 thread, median CPU (s)", f"{T} helping over median CPU"]
     print_table(["dataset", "loss", "engine", "1 thread (s)", f"{T} alone", f"{T} helping", "balanced",
-                 "helped run threads", "run seconds x", "longest run / wall"], rows)
+                 "helped run threads", "run seconds x", "longest run / wall"] + (extra if args.per_cpu else []), rows)
     ratios = [r[5] for r in rows]
     print(f"\n{T} helping over 1: min {min(ratios):.3f}x, geometric mean {np.exp(np.mean(np.log(ratios))):.3f}x")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
