@@ -20,6 +20,7 @@ starting threads and collecting results).
     python benchmarks/bench_threads.py --datasets ex1 --losses VI NVI --repeat 5
     python benchmarks/bench_threads.py --threads 16 --synthetic 20000 1000   # a 16-core machine
     python benchmarks/bench_threads.py --threads 16 --datasets ex1 --losses VI --per-cpu
+    python benchmarks/bench_threads.py --runs 1 --datasets ex1 galaxy   # one run: helping alone
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ from synthetic import synthetic_draws
 LOSSES = ("VI", "binder", "omARI", "NVI", "NID", "ID")
 
 
-def _settings(threads: int) -> Dict[str, Dict[str, Any]]:
+def _settings(threads: int, runs: int = 16) -> Dict[str, Dict[str, Any]]:
     return {
-        "1 thread": dict(n_jobs=1),
-        f"{threads} alone": dict(n_jobs=threads, inner_jobs=1),
-        f"{threads} helping": dict(n_jobs=threads),
+        "1 thread": dict(n_jobs=1, n_runs=runs),
+        f"{threads} alone": dict(n_jobs=threads, inner_jobs=1, n_runs=runs),
+        f"{threads} helping": dict(n_jobs=threads, n_runs=runs),
     }
 
 
@@ -54,7 +55,7 @@ def _balanced(seconds: Sequence[float], threads: int) -> float:
     return sum(seconds) / max(busy)
 
 
-def _per_cpu(draws: Any, loss: str, seed: int, engine: Optional[str]) -> List[float]:
+def _per_cpu(draws: Any, loss: str, seed: int, engine: Optional[str], runs: int) -> List[float]:
     """The one-thread search's wall with the process pinned to each CPU in turn (Linux only)."""
     cpus = sorted(os.sched_getaffinity(0))
     walls = []
@@ -62,7 +63,7 @@ def _per_cpu(draws: Any, loss: str, seed: int, engine: Optional[str]) -> List[fl
         for cpu in cpus:
             os.sched_setaffinity(0, {cpu})
             t0 = time.perf_counter()
-            salsox.salso(draws, loss, seed=seed, engine=engine, n_jobs=1)
+            salsox.salso(draws, loss, seed=seed, engine=engine, n_jobs=1, n_runs=runs)
             walls.append(time.perf_counter() - t0)
     finally:
         os.sched_setaffinity(0, set(cpus))
@@ -70,8 +71,8 @@ def _per_cpu(draws: Any, loss: str, seed: int, engine: Optional[str]) -> List[fl
 
 
 def _row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
-         engine: Optional[str], per_cpu: bool = False) -> Tuple[List[Any], Dict[str, float]]:
-    settings = _settings(threads)
+         engine: Optional[str], per_cpu: bool = False, runs: int = 16) -> Tuple[List[Any], Dict[str, float]]:
+    settings = _settings(threads, runs)
     best = {k: float("inf") for k in settings}
     estimates: Dict[str, Any] = {}
     for _ in range(repeat):
@@ -96,7 +97,7 @@ def _row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
     row = [name, loss, one.info["engine"], t1, t1 / best[f"{threads} alone"],
            t1 / best[f"{threads} helping"], balanced, helped, work, longest]
     if per_cpu:
-        walls = _per_cpu(draws, loss, seed, engine)
+        walls = _per_cpu(draws, loss, seed, engine, runs)
         median = float(np.median(walls))
         row += [min(walls), median, median / best[f"{threads} helping"]]
     return row, best
@@ -111,6 +112,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="T, the threads to compare with one")
     parser.add_argument("--engine", choices=("counts", "default"), default="counts",
                         help="counts (every loss on count tables) or each loss's default engine")
+    parser.add_argument("--runs", type=int, default=16,
+                        help="runs per search (1: how much the idle threads speed up a single run)")
     parser.add_argument("--per-cpu", action="store_true",
                         help="also time the one-thread search pinned to each CPU in turn (Linux)")
     parser.add_argument("--synthetic", nargs=2, type=int, metavar=("N", "H"),
@@ -129,7 +132,7 @@ def main() -> None:
     for name, make in sets:
         draws = salsox.Draws(make())
         for loss in args.losses:
-            row, _ = _row(name, draws, loss, args.repeat, args.seed, T, engine, args.per_cpu)
+            row, _ = _row(name, draws, loss, args.repeat, args.seed, T, engine, args.per_cpu, args.runs)
             rows.append(row)
             print(f"  {name} {loss}: {row[3]:.3f} s on one thread, {row[5]:.2f}x on {T}", flush=True)
     print()

@@ -125,7 +125,7 @@ def test_threads_helping_stragglers_change_nothing(loss: str) -> None:
     # for VI and Binder, table updates for every loss), and a run left alone is helped.
     draws = load_draws("galaxy")[:5000]
     results = [
-        salsox.salso(draws, loss, n_runs=7, n_jobs=jobs, seed=11, engine="counts") for jobs in (1, 2, 3)
+        salsox.salso(draws, loss, n_runs=7, n_jobs=jobs, seed=11, engine="counts") for jobs in (1, 2, 3, 5)
     ]
     # Runs of one to four scans (and zealous rounds after each accepted update): threads run
     # out of runs at different times, and the long runs are helped for a while.
