@@ -173,7 +173,8 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
 // last run: wall time approaches the total work divided by the threads. Each thread shares at
 // most one loop at a time, posted in its own slot; every thread takes the blocks not taken yet,
 // starting from a place of its own in the loop (see work). Idle threads spin briefly between
-// loops (a run posts its next loop within microseconds) and then sleep, so the search never runs more threads than it was given.
+// loops (a run posts its next loop within microseconds) and then sleep, so the search never
+// runs more threads than it was given.
 // What a loop computes must not depend on how its blocks are spread (the callers' bodies write
 // disjoint outputs, reduced afterwards in a fixed order).
 class Crew {
@@ -181,9 +182,10 @@ class Crew {
   // A crew of `threads` threads, each of which calls serve once it has no run (left).
   explicit Crew(int threads) : running_(threads) {
     for (int t = 0; t < threads; ++t) {
-      slots_.push_back(std::make_unique<Slot>());
-      slots_.back()->capacity = 16 * static_cast<std::int64_t>(threads) + 1;  // >= the blocks of any loop (share)
-      slots_.back()->taken = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(slots_.back()->capacity));
+      auto slot = std::make_unique<Slot>();
+      slot->capacity = 16 * static_cast<std::int64_t>(threads) + 1;  // >= the blocks of any loop (share)
+      slot->taken = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(slot->capacity));
+      slots_.push_back(std::move(slot));
     }
   }
   Crew(const Crew&) = delete;
