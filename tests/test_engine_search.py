@@ -193,6 +193,24 @@ def test_omari_score_passes_split_the_draws(monkeypatch: pytest.MonkeyPatch) -> 
     assert np.array_equal(team["labels"], alone["labels"])
 
 
+@pytest.mark.parametrize("kind", ["VI", "binder", "ID"])
+def test_exact_score_passes_split_the_draws(kind: str) -> None:
+    # Binder's count sums and the cell sums of VI and ID are exact (integers; fixed point for
+    # VI and ID), so their passes split 2,000 draws into blocks of 512 for a team of three
+    # (fixed chunks of 2,048 draws gave one block: one thread) and still equal one thread's.
+    team = _search("galaxy", kind, H=2000, n_runs=2, seed=6, n_jobs=1, inner_threads=3)
+    alone = _search("galaxy", kind, H=2000, n_runs=2, seed=6, n_jobs=1)
+    assert [r["score_threads"] for r in team["runs"]] == ([3, 3] if _core.has_openmp() else [1, 1])
+    assert [r["score_threads"] for r in alone["runs"]] == [1, 1]
+
+    def record(res: Dict[str, Any]) -> List[Dict[str, Any]]:
+        skip = ("seconds", "threads", "score_threads", "zealous_rounds")  # rounds: arrays, checked by the labels
+        return [{k: v for k, v in r.items() if k not in skip} for r in res["runs"]]
+
+    assert record(team) == record(alone)
+    assert np.array_equal(team["labels"], alone["labels"])
+
+
 @pytest.mark.parametrize("kind", ["NVI", "NID", "ID"])
 def test_entropy_score_passes_are_shared(kind: str) -> None:
     # The entropy scores sum fixed chunks of draws (each chunk on one thread, the chunks' sums

@@ -80,6 +80,7 @@ class CountTableState {
       dest_.push_back(loss_.g_est[x + 1] - loss_.g_est[x]);
       ddraw_.push_back(loss_.g_draw[x + 1] - loss_.g_draw[x]);
     }
+    if (scores_by_cell_sums(loss_.kind)) fix_cell_table();
     cells_are_counts_ = true;
     for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
     col_ver_.assign(kd_ + 1, 1);
@@ -459,11 +460,17 @@ class CountTableState {
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
 
-  // Draws per chunk of the additive scores' reductions (see score_additive), and of the
-  // entropy scores' (see draw_chunks: enough chunks for a few threads from 1,000 draws on).
-  static constexpr std::int64_t kChunk = 2048, kDrawChunk = 256;
-  std::int64_t n_chunks() const { return (d_.H + kChunk - 1) / kChunk; }
-  std::int64_t chunk_end(std::int64_t c) const { return std::min(d_.H, (c + 1) * kChunk); }
+  // Draws per chunk of the entropy scores' sums (see draw_chunks: enough chunks for a few
+  // threads from 1,000 draws on).
+  static constexpr std::int64_t kDrawChunk = 256;
+  // The integer sums of Binder's and the cell-sum losses' scores (score_binder,
+  // cell_sums_pass) are exact, so any split of the draws gives the same bits: one block when
+  // the pass has one thread, blocks of kExactBlock draws when others may help.
+  static constexpr std::int64_t kExactBlock = 512;
+  std::int64_t exact_blocks() const { return shared_threads() > 1 ? (d_.H + kExactBlock - 1) / kExactBlock : 1; }
+  std::int64_t block_begin(std::int64_t c, std::int64_t blocks) const { return c * d_.H / blocks; }
+  // dcell_ in fixed point, for the exact cell sums (see fix_cell_table).
+  void fix_cell_table();
 
   // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole
   // cache lines beyond, so that (with the table line-aligned) a row spans as few lines as it can.
@@ -506,6 +513,9 @@ class CountTableState {
   int threads_ = 1;  // threads inside one run (over draws)
   mutable int team_max_ = 1, score_team_max_ = 1;  // see threads_used
   std::vector<double> dcell_, dest_, ddraw_;
+  // dcell_ in units of 2^-cell_shift_ (see fix_cell_table).
+  std::vector<std::int64_t> dcell_fixed_;
+  int cell_shift_ = 0;
   bool cells_are_counts_ = false;  // dcell_[x] == x (pair counts: omARI's fused score)
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;

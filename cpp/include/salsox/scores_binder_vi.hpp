@@ -1,10 +1,13 @@
 // Scores of the additive count losses for CountTableState (count_table.hpp): Binder, VI and
 // tabulated losses, whose score of a slot is a sum over draws of one tabulated difference per
-// cell, summed in fixed chunks of draws so that threads inside a run do not change them.
+// cell, summed in integers (counts, or differences in fixed point) so that no split of the
+// draws between threads changes them.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "count_table.hpp"
 #include "line_rows.hpp"
@@ -17,17 +20,19 @@ template <class Label, class Count>
 inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
   const Label* lab = d_.item(i);
   const std::int32_t q = q_;
-  const std::int64_t chunks = n_chunks();
+  const std::int64_t chunks = exact_blocks();
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, chunks, q, pw);
-  parallel_for(chunks, [&](std::int64_t c) {
+  const int team = parallel_for(chunks, [&](std::int64_t c) {
     std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
-    for (std::int64_t h = chunk_end(c) - 1; h >= c * kChunk; --h) {
+    const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
+    for (std::int64_t h = block_begin(c + 1, chunks) - 1; h >= lo; --h) {
       const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
     }
   });
+  score_team_max_ = std::max(score_team_max_, team);
   std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
   for (std::int64_t c = 0; c < chunks; ++c)
     for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part[c * pw + k];
@@ -68,28 +73,28 @@ inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
 }
 
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
-// out[width] = the same for the item's slot old_ read one lower. Fixed chunks of draws, summed
-// in chunk order, whatever the thread count: the same scores, and so the same search, with or
-// without threads inside the run; and the same sum for a slot whichever other slots the pass
-// takes.
+// out[width] = the same for the item's slot old_ read one lower. The terms are dcell in fixed
+// point (dcell_fixed_), so their sums are exact: the same whatever blocks of draws the pass is
+// split into and whichever threads take them, and the same for a slot whichever other slots the
+// pass takes. Only the final conversion to double rounds.
 template <class Label, class Count>
 template <bool kAll, bool kOwn>
 inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
                                                           double* out) {
   const Label* lab = d_.item(i);
-  const double* dc = dcell_.data();
+  const std::int64_t* dc = dcell_fixed_.data();
   const std::int32_t q = width;
   const std::int32_t old = old_ >= 0 ? old_ : 0;
-  const std::int64_t chunks = n_chunks();
+  const std::int64_t blocks = exact_blocks();
   std::int64_t pw = 0;
-  double* part = line_rows(part_, chunks, q + 1, pw);
-  const int team = parallel_for(chunks, [&](std::int64_t c) {
-    double* acc = part + c * pw;
-    std::fill(acc, acc + q, 0.0);
-    double own = 0.0;  // the old slot's cells, one lower
-    // Four draws per step: one dependent add per slot instead of four.
-    const std::int64_t lo = c * kChunk;
-    std::int64_t h = chunk_end(c) - 1;
+  std::int64_t* part = line_rows(part_int_, blocks, q + 1, pw);
+  const int team = parallel_for(blocks, [&](std::int64_t c) {
+    std::int64_t* acc = part + c * pw;
+    std::fill(acc, acc + q, 0);
+    std::int64_t own = 0;  // the old slot's cells, one lower
+    // Four draws per step: one add to memory per slot instead of four.
+    const std::int64_t lo = block_begin(c, blocks);
+    std::int64_t h = block_begin(c + 1, blocks) - 1;
     for (; h >= lo + 3; h -= 4) {
       const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
       const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
@@ -109,9 +114,30 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     acc[q] = own;
   });
   score_team_max_ = std::max(score_team_max_, team);
-  std::fill(out, out + q + 1, 0.0);
-  for (std::int64_t c = 0; c < chunks; ++c)
-    for (std::int32_t j = 0; j <= q; ++j) out[j] += part[c * pw + j];
+  for (std::int32_t j = 0; j <= q; ++j) {
+    std::int64_t sum = 0;
+    for (std::int64_t c = 0; c < blocks; ++c) sum += part[c * pw + j];
+    out[j] = std::ldexp(static_cast<double>(sum), -cell_shift_);
+  }
+}
+
+// dcell_fixed_[x] = dcell_[x] 2^s rounded, s the largest shift for which H terms of any size in
+// the table sum within 2^62 (no overflow whatever the counts). The rounding moves each term by at
+// most 2^-(s+1), a few ulps of the largest term times H: about what summing H doubles loses
+// (ex1's VI: s = 45, under 1.5e-14 a term), but the same in every order.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::fix_cell_table() {
+  double big = 0.0;
+  for (double v : dcell_) big = std::max(big, std::fabs(v));
+  const double bound = big * static_cast<double>(d_.H);
+  if (!std::isfinite(bound))
+    throw std::invalid_argument("the loss's cell table has differences too large to sum over the draws (" +
+                                std::to_string(big) + ")");
+  int e = 0;
+  std::frexp(bound, &e);  // bound < 2^e
+  cell_shift_ = bound > 0.0 ? 62 - e : 0;
+  dcell_fixed_.clear();
+  for (double v : dcell_) dcell_fixed_.push_back(std::llround(std::ldexp(v, cell_shift_)));
 }
 
 }  // namespace salsox
