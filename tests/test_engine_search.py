@@ -235,3 +235,13 @@ def test_entropy_score_passes_are_shared(kind: str) -> None:
         assert np.array_equal(res["labels"], one["labels"])
     assert record(helped) == record(alone)
     assert np.array_equal(helped["labels"], alone["labels"])
+
+
+def test_cell_table_too_large_to_sum_is_refused() -> None:
+    # The cell sums are exact integers in fixed point: a table whose differences, summed over
+    # the draws, would not fit a double is refused with a clear error (not NaN scores).
+    draws = _core.CompactDraws(np.ascontiguousarray(np.random.default_rng(0).integers(0, 3, (50, 8)), dtype=np.int32))
+    g_cell = [0.0] + [1e308 if x % 2 else -1e308 for x in range(1, 9)]
+    loss = _core.CountLoss.tabulated([0.0] * 9, [0.0] * 9, g_cell)
+    with pytest.raises(ValueError, match="cell table has differences too large"):
+        _core.salso_counts(draws, loss, 5, 4, seed=0, **OPTIONS)
