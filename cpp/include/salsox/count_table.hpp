@@ -207,11 +207,13 @@ class CountTableState {
     if (k != last) {
       touch(k);
       touch(last);
-      for (std::int64_t r = 0; r < nrows_; ++r) {
-        Count* row = cnt_ + r * stride_;
+      Count* cnt = cnt_;
+      const std::int64_t stride = stride_;
+      parallel_for(nrows_, [=](std::int64_t r) {
+        Count* row = cnt + r * stride;
         row[k] = row[last];
         row[last] = 0;
-      }
+      }, kDrawGrain);
       size_[k] = size_[last];
       size_[last] = 0;
       for (auto& e : est_)

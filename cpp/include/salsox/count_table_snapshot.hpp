@@ -9,32 +9,44 @@
 
 namespace salsox {
 
-// Takes every item out of slot k in one sequential pass over the table (cheaper than removing
-// the items one by one when they are many); the slot is left empty (see close_slot).
+// Takes every item out of slot k in one pass over the table (cheaper than removing the items
+// one by one when they are many); the slot is left empty (see close_slot). Each draw's rows and
+// sums are its own, so the pass is shared like the table updates (parallel_for).
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::release_slot(std::int32_t k) {
   hr_valid_ = false;
   touch(k);
-  for (std::int64_t h = 0; h < d_.H; ++h) {
-    double dD = 0.0, dJ = 0.0;
-    for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-      Count* row = cnt_ + (rbase_[h] + l * lstep_) * stride_;
-      const Count x = row[k];
-      if (x == 0) continue;
-      row[k] = 0;
-      if (track_stats_) {
-        const Count s = row[cap_];
-        row[cap_] = static_cast<Count>(s - x);
-        dD += loss_.g_draw[s - x] - loss_.g_draw[s];
-        dJ += loss_.g_cell[0] - loss_.g_cell[x];
+  Count* cnt = cnt_;
+  const std::int64_t* base = rbase_.data();
+  const std::int32_t* kh = d_.k;
+  const std::int64_t step = lstep_, stride = stride_;
+  if (track_stats_) {
+    const std::int32_t cap = cap_;
+    const double* g_draw = loss_.g_draw.data();
+    const double* g_cell = loss_.g_cell.data();
+    double* D = D_.data();
+    double* J = J_.data();
+    parallel_for(d_.H, [=](std::int64_t h) {
+      double dD = 0.0, dJ = 0.0;
+      for (std::int32_t l = 0; l < kh[h]; ++l) {
+        Count* row = cnt + (base[h] + l * step) * stride;
+        const Count x = row[k];
+        if (x == 0) continue;
+        row[k] = 0;
+        const Count s = row[cap];
+        row[cap] = static_cast<Count>(s - x);
+        dD += g_draw[s - x] - g_draw[s];
+        dJ += g_cell[0] - g_cell[x];
       }
-    }
-    if (track_stats_) {
-      D_[h] += dD;
-      J_[h] += dJ;
-    }
+      D[h] += dD;
+      J[h] += dJ;
+    }, kDrawGrain);
+    E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
+  } else {
+    parallel_for(d_.H, [=](std::int64_t h) {
+      for (std::int32_t l = 0; l < kh[h]; ++l) cnt[(base[h] + l * step) * stride + k] = 0;
+    }, kDrawGrain);
   }
-  if (track_stats_) E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
   m_ -= size_[k];
   size_[k] = 0;
   for (auto& e : est_)
