@@ -521,6 +521,8 @@ class CountTableState {
   bool cells_are_counts_ = false;  // dcell_[x] == x (pair counts: omARI's fused score)
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
+  // Each draw's loss, for expected_loss when it is shared.
+  mutable std::vector<double> draw_loss_;
   double E_ = 0.0;
   std::int32_t q_ = 0;
   std::int64_t m_ = 0;

@@ -62,20 +62,31 @@ inline bool CountTableState<Label, Count>::skip_zero_cells() const {
   return q_ >= 8 && q_ <= 64 && loss_.g_cell[0] == 0.0 && !std::signbit(loss_.g_cell[0]);
 }
 
+// The mean over draws of the loss. Each draw's loss depends on that draw's rows alone, so when
+// threads may help, the draws' losses are taken in parallel (shared like the table updates) and
+// then summed in draw order: the same bits as the plain loop, whatever the threads.
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::expected_loss() const {
   double E = 0.0;
   for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]];
   const bool skip_zeros = skip_zero_cells();
-  double total = 0.0;
-  for (std::int64_t h = 0; h < d_.H; ++h) {
+  const auto draw_loss = [this, E, skip_zeros](std::int64_t h) SALSOX_INLINE {
     double D = 0.0, J = 0.0;
     for (std::int32_t l = 0; l < d_.k[h]; ++l) {
       std::int64_t s = 0;
       row_cell_sums(cnt_ + (rbase_[h] + l * lstep_) * stride_, skip_zeros, s, J);
       D += loss_.g_draw[s];
     }
-    total += loss_.combine(static_cast<double>(m_), D, E, J);
+    return loss_.combine(static_cast<double>(m_), D, E, J);
+  };
+  double total = 0.0;
+  if (shared_threads() > 1) {
+    if (draw_loss_.size() < static_cast<std::size_t>(d_.H)) draw_loss_.resize(static_cast<std::size_t>(d_.H));
+    double* out = draw_loss_.data();
+    parallel_for(d_.H, [out, &draw_loss](std::int64_t h) { out[h] = draw_loss(h); }, kDrawGrain);
+    for (std::int64_t h = 0; h < d_.H; ++h) total += out[h];
+  } else {
+    for (std::int64_t h = 0; h < d_.H; ++h) total += draw_loss(h);
   }
   return total / static_cast<double>(d_.H);
 }
