@@ -511,7 +511,6 @@ class CountTableState {
   std::vector<std::int64_t> bucket_n_;
   std::vector<double> bucket_a_, bucket_b_, bucket_c_;
   std::vector<std::int64_t> acc_int_, part_int_;
-  std::vector<double> part_;
   int threads_ = 1;  // threads inside one run (over draws)
   mutable int team_max_ = 1, score_team_max_ = 1;  // see threads_used
   std::vector<double> dcell_, dest_, ddraw_;
