@@ -121,8 +121,9 @@ def test_threads_inside_runs_are_used_with_several_runs() -> None:
 
 @pytest.mark.parametrize("loss", ["VI", "NVI", "binder"])
 def test_threads_helping_stragglers_change_nothing(loss: str) -> None:
-    # 5,000 draws: the passes are long enough to be shared with idle threads (chunked scores
-    # for VI and Binder, table updates for every loss), and a run left alone is helped.
+    # 5,000 draws: the passes are long enough to be shared with idle threads (VI's and Binder's
+    # scores in blocks of draws, table updates and zealous updates' passes for every loss), and
+    # a run left alone is helped.
     draws = load_draws("galaxy")[:5000]
     results = [
         salsox.salso(draws, loss, n_runs=7, n_jobs=jobs, seed=11, engine="counts") for jobs in (1, 2, 3, 5)
