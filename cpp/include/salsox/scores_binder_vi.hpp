@@ -73,7 +73,8 @@ inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
 }
 
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
-// out[width] = the same for the item's slot old_ read one lower. The terms are dcell in fixed
+// out[width] = the same for the item's slot old_ read one lower (with kAll too, out[old_] is
+// then left 0: every caller puts out[width] there). The terms are dcell in fixed
 // point (dcell_fixed_), so their sums are exact: the same whatever blocks of draws the pass is
 // split into and whichever threads take them, and the same for a slot whichever other slots the
 // pass takes. Only the final conversion to double rounds.
@@ -95,20 +96,27 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     // Four draws per step: one add to memory per slot instead of four.
     const std::int64_t lo = block_begin(c, blocks);
     std::int64_t h = block_begin(c + 1, blocks) - 1;
+    // Taking every slot and the item's own, the own slot's plain cells are not needed (the
+    // caller puts `own` in its place): the slots before it, then those after it.
+    const std::int32_t skip = kAll && kOwn ? old : q;
+    const std::int32_t resume = kAll && kOwn ? old + 1 : q;
     for (; h >= lo + 3; h -= 4) {
       const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
       const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
       const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
       const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
-      for (std::int32_t j = 0; j < q; ++j) {
+      auto four = [&](std::int32_t j) SALSOX_INLINE {
         const std::int32_t k = kAll ? j : ks[j];
         acc[j] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
-      }
+      };
+      for (std::int32_t j = 0; j < skip; ++j) four(j);
+      for (std::int32_t j = resume; j < q; ++j) four(j);
       if constexpr (kOwn) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
     }
     for (; h >= lo; --h) {
       const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
-      for (std::int32_t j = 0; j < q; ++j) acc[j] += dc[row[kAll ? j : ks[j]]];
+      for (std::int32_t j = 0; j < skip; ++j) acc[j] += dc[row[kAll ? j : ks[j]]];
+      for (std::int32_t j = resume; j < q; ++j) acc[j] += dc[row[kAll ? j : ks[j]]];
       if constexpr (kOwn) own += dc[row[old] - 1];
     }
     acc[q] = own;
