@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "count_table.hpp"
 #include "line_rows.hpp"
@@ -100,6 +101,48 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     // caller puts `own` in its place): the slots before it, then those after it.
     const std::int32_t skip = kAll && kOwn ? old : q;
     const std::int32_t resume = kAll && kOwn ? old + 1 : q;
+    // Few slots (a small estimate, or the few whose column changed): their sums in registers,
+    // not added to memory, which chains every step on the last step's store.
+    const std::int32_t taken = skip + (q - resume);
+    if (taken <= kFewSlots) {
+      std::int32_t pos[kFewSlots] = {}, col[kFewSlots] = {};
+      std::int32_t t = 0;
+      for (std::int32_t j = 0; j < q; ++j) {
+        if (j >= skip && j < resume) continue;
+        pos[t] = j;
+        col[t++] = kAll ? j : ks[j];
+      }
+      auto few = [&](auto n) SALSOX_INLINE {
+        constexpr std::int32_t N = decltype(n)::value;
+        std::int64_t a[N > 0 ? N : 1] = {};
+        for (; h >= lo + 3; h -= 4) {
+          const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
+          const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
+          const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
+          const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
+          for (std::int32_t u = 0; u < N; ++u) {
+            const std::int32_t k = col[u];
+            a[u] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+          }
+          if constexpr (kOwn) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
+        }
+        for (; h >= lo; --h) {
+          const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
+          for (std::int32_t u = 0; u < N; ++u) a[u] += dc[row[col[u]]];
+          if constexpr (kOwn) own += dc[row[old] - 1];
+        }
+        for (std::int32_t u = 0; u < N; ++u) acc[pos[u]] = a[u];
+      };
+      switch (taken) {
+        case 0: few(std::integral_constant<std::int32_t, 0>{}); break;
+        case 1: few(std::integral_constant<std::int32_t, 1>{}); break;
+        case 2: few(std::integral_constant<std::int32_t, 2>{}); break;
+        case 3: few(std::integral_constant<std::int32_t, 3>{}); break;
+        default: few(std::integral_constant<std::int32_t, 4>{}); break;
+      }
+      acc[q] = own;
+      return;
+    }
     for (; h >= lo + 3; h -= 4) {
       const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
       const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
