@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "count_table.hpp"
 
 namespace salsox {
@@ -133,8 +137,8 @@ inline void CountTableState<Label, Count>::for_each_draw(std::int64_t i, F f) co
 }
 
 // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero. A row has few of
-// them, at unpredictable places: up to 64 slots they are found as a bit mask, 8-bit counts
-// eight at a time, so that only they are visited.
+// them, at unpredictable places: up to 64 slots they are found as a bit mask (sixteen counts
+// at a time where SSE2 is, else 8-bit counts eight at a time), so that only they are visited.
 template <class Label, class Count>
 template <class F>
 inline void CountTableState<Label, Count>::for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec,
@@ -149,6 +153,28 @@ inline void CountTableState<Label, Count>::for_each_nonzero(const Count* row, st
     return;
   }
   std::uint64_t mask = 0;
+#if defined(__SSE2__)
+  if constexpr (sizeof(Count) <= 2) {
+    // Sixteen counts at a time, compared with zero (SSE2, in every x86-64 build). Reads past q
+    // stay inside the row, or inside the table (the next rows, or its spare line after the
+    // last): at most 64 bytes from the row's start, for q <= 64.
+    const __m128i zero = _mm_setzero_si128();
+    for (std::int32_t w = 0; w * 16 < q; ++w) {
+      std::uint32_t is_zero;
+      if constexpr (sizeof(Count) == 1) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * w));
+        is_zero = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, zero)));
+      } else {
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * w));
+        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * w + 8));
+        is_zero = static_cast<std::uint32_t>(
+            _mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero))));
+      }
+      mask |= static_cast<std::uint64_t>(~is_zero & 0xFFFFu) << (16 * w);
+    }
+    if (q < 64) mask &= (std::uint64_t{1} << q) - 1;
+  } else
+#endif
   if constexpr (sizeof(Count) == 1) {
     // Reads whole words: past q they stay inside the row when it has >= 8 bytes, and inside
     // the table (the next rows, or its spare line after the last) when rows are shorter.
