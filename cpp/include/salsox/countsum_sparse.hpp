@@ -125,35 +125,20 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
       row_index_[b] = r;  // of alloc_ (rows by draw); the table's row may be ordered by label
       const Count* row = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       rows_[b] = row;
-      if constexpr (sizeof(Count) == 1) {
-        if (q <= 64) {
-          // A row has few nonzero counts: their slots as a bit mask, eight at a time, then
-          // visited bit by bit (as CountTableState::for_each_nonzero; word reads past a short
-          // row stay inside the table's spare line).
-          constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, high = 0x8080808080808080ULL;
-          std::uint64_t mask = 0;
-          for (std::int32_t w = 0; w * 8 < q; ++w) {
-            std::uint64_t word;
-            std::memcpy(&word, row + 8 * w, 8);
-            const std::uint64_t nonzero = (((word & low7) + low7) | word) & high;
-            mask |= ((nonzero * 0x0002040810204081ULL) >> 56) << (8 * w);
-          }
-          if (q < 64) mask &= (std::uint64_t{1} << q) - 1;
-          if (old >= 0 && row[old] == 1) mask &= ~(std::uint64_t{1} << old);
-          const auto bb = static_cast<std::int32_t>(b);
-          while (mask != 0) {
-            const std::int32_t k = ctz64(mask);
-            lb_[L] = bb;
-            lk_[L] = k;
-            lx_[L] = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
-            ++L;
-            mask &= mask - 1;
-          }
-          continue;
-        }
+      if (sizeof(Count) <= 2 && q <= 64) {
+        // A row has few nonzero counts: their slots as a bit mask, then visited bit by bit
+        // (CountTableState::for_each_nonzero).
+        const auto bb = static_cast<std::int32_t>(b);
+        CountTableState<Label, Count>::for_each_nonzero(row, q, old, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+          lb_[L] = bb;
+          lk_[L] = k;
+          lx_[L] = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+          ++L;
+        });
+        continue;
       }
       {
-        // Wider counts, or more than 64 slots: every slot is written and the list advances past
+        // 32-bit counts, or more than 64 slots: every slot is written and the list advances past
         // the nonzero ones only, with no unpredictable branch (L <= nb * q <= the list's
         // capacity, see score_as).
         std::int32_t* pb = lb_.data();
