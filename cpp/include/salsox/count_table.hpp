@@ -471,6 +471,8 @@ class CountTableState {
   static constexpr std::int64_t kExactBlock = 512;
   // Passes over up to this many slots keep their sums in registers (cell_sums_pass).
   static constexpr std::int32_t kFewSlots = 4;
+  // Binder's count sums over up to this many slots stay in registers (score_binder).
+  static constexpr std::int32_t kBinderLanes = 8;
   std::int64_t exact_blocks() const { return shared_threads() > 1 ? (d_.H + kExactBlock - 1) / kExactBlock : 1; }
   std::int64_t block_begin(std::int64_t c, std::int64_t blocks) const { return c * d_.H / blocks; }
   // dcell_ in fixed point, for the exact cell sums (see fix_cell_table).

@@ -26,9 +26,31 @@ inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* 
   std::int64_t* part = line_rows(part_int_, chunks, q, pw);
   const int team = parallel_for(chunks, [&](std::int64_t c) {
     std::int64_t* acc = part + c * pw;
-    std::fill(acc, acc + q, 0);
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
-    for (std::int64_t h = block_begin(c + 1, chunks) - 1; h >= lo; --h) {
+    std::int64_t h = block_begin(c + 1, chunks) - 1;
+    if (q <= kBinderLanes) {
+      // Eight slots' sums in registers (an add to memory per slot and draw chains every draw on
+      // the last one's store). Counts past q are read (inside the row, or the next rows and the
+      // table's spare line) and dropped.
+      std::int64_t a[kBinderLanes] = {};
+      for (; h >= lo; --h) {
+        const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
+        for (std::int32_t k = 0; k < kBinderLanes; ++k) a[k] += row[k];
+      }
+      std::copy(a, a + q, acc);
+      return;
+    }
+    std::fill(acc, acc + q, 0);
+    // Four draws per step: one add to memory per slot instead of four.
+    for (; h >= lo + 3; h -= 4) {
+      const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
+      const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
+      const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
+      const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
+      for (std::int32_t k = 0; k < q; ++k)
+        acc[k] += (std::int64_t{r0[k]} + r1[k]) + (std::int64_t{r2[k]} + r3[k]);
+    }
+    for (; h >= lo; --h) {
       const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
     }
