@@ -390,6 +390,21 @@ class CountTableState {
   void draw_entropies(const EntropyScale& ent);
   template <SimdPath P>
   SALSOX_INLINE void score_nid(std::int64_t i, double* out);
+  // Whether NVI's and NID's scores take every slot as a lane on the AVX2 and AVX-512 paths,
+  // up to kLaneVectors vectors of four slots (scores_entropy.hpp; SALSOX_CELL_LANES).
+  static bool cell_lanes_allowed();
+  static constexpr std::int32_t kLaneVectors = 8;
+  bool lane_cells_ = cell_lanes_allowed();
+#if SALSOX_SIMD_X86
+  template <int V>
+  SALSOX_TARGET_AVX2 void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*) const;
+  template <bool kAlloc>
+  void nid_lanes(std::int32_t vectors, std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
+                 double*) const;
+  template <int V, bool kAlloc>
+  SALSOX_TARGET_AVX2 void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
+                                         double*) const;
+#endif
 
   // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
   // slot k. Most cells of item i's row are 0, and g(1) = g(0) for every built-in loss, so in a
@@ -569,18 +584,6 @@ class CountTableState {
   std::int64_t snap_stride_ = 0;
   std::int64_t snap_m_ = 0;
 };
-
-// CountTableState::footprint with the count width the engine picks for n items (and, for
-// RowOrder::Auto, the row order it picks for draws with this agreement).
-inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                                bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                                double agreement = 0.0, bool cell_sums = false) {
-  return with_count_type(n, [&](auto count) {
-    using State = CountTableState<std::uint8_t, decltype(count)>;
-    if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked);
-    return State::footprint(rows, H, n, max_clusters, tracked, kmax, order, cell_sums);
-  });
-}
 
 }  // namespace salsox
 

@@ -196,4 +196,16 @@ inline void CountTableState<Label, Count>::for_each_nonzero(const Count* row, st
   }
 }
 
+// CountTableState::footprint with the count width the engine picks for n items (and, for
+// RowOrder::Auto, the row order it picks for draws with this agreement).
+inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
+                                bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
+                                double agreement = 0.0, bool cell_sums = false) {
+  return with_count_type(n, [&](auto count) {
+    using State = CountTableState<std::uint8_t, decltype(count)>;
+    if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked);
+    return State::footprint(rows, H, n, max_clusters, tracked, kmax, order, cell_sums);
+  });
+}
+
 }  // namespace salsox
