@@ -22,6 +22,17 @@ struct CountTableState<Label, Count>::EntropyScale {
   explicit EntropyScale(double m)
       : lm(std::log2(m)), inv_m(1.0 / m), tiny(CountLoss::negligible_bound(m)) {}
   double operator()(double S) const { return vmax(0.0, lm - S * inv_m); }
+  // A draw's NVI terms from its sums: Hr, 1 / Hj (0 when Hj is negligible) and its zero cells'
+  // constant term, 2 - Hr / Hj (0 - Hr / Hj when negligible).
+  struct NviDraw {
+    double hr, inv, zero_const;
+  };
+  NviDraw nvi_draw(double Dn, double J) const {
+    const double hr = (*this)(Dn), hj = (*this)(J);
+    const bool live = hj > tiny;
+    const double inv = live ? 1.0 / hj : 0.0;
+    return {hr, inv, (live ? 2.0 : 0.0) - hr * inv};
+  }
 };
 
 // Estimate entropies with the item in slot k (he_[k], k < q) or in a new cluster (he_[q]).
@@ -96,15 +107,12 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
     sums = draw_chunks<P>(q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
       double s_const = 0.0, s_inv = 0.0;
       for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
-        const double hr = ent(Dn), hj = ent(J);
-        const bool live = hj > ent.tiny;
-        const double inv = live ? 1.0 / hj : 0.0;
-        const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
-        s_const += zero_const;
-        s_inv += inv;
+        const auto t = ent.nvi_draw(Dn, J);
+        s_const += t.zero_const;
+        s_inv += t.inv;
         for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
           const int x = row[k] - (k == dec);
-          acc[k] += CountLoss::nvi_of(hr, he[k], ent(J + dc[x]), ent.tiny) - (zero_const - he[k] * inv);
+          acc[k] += CountLoss::nvi_of(t.hr, he[k], ent(J + dc[x]), ent.tiny) - (t.zero_const - he[k] * t.inv);
         });
       });
       acc[q] = s_const;
@@ -164,14 +172,11 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64
     // As for_draws: D_h with item i in its draw cluster, J_h without it.
     const double Dn = dec < 0 ? D_[h] + ddraw_[row[cap_]] : D_[h];
     const double J = dec < 0 ? J_[h] : J_[h] - dcell_[row[dec] - 1];
-    const double hr = ent(Dn), hj = ent(J);
-    const bool live = hj > ent.tiny;
-    const double inv = live ? 1.0 / hj : 0.0;
-    const double zero_const = (live ? 2.0 : 0.0) - hr * inv;
-    s_const += zero_const;
-    s_inv += inv;
-    const __m256d Jv = _mm256_set1_pd(J), hrv = _mm256_set1_pd(hr), invv = _mm256_set1_pd(inv);
-    const __m256d zc = _mm256_set1_pd(zero_const);
+    const auto t = ent.nvi_draw(Dn, J);
+    s_const += t.zero_const;
+    s_inv += t.inv;
+    const __m256d Jv = _mm256_set1_pd(J), hrv = _mm256_set1_pd(t.hr), invv = _mm256_set1_pd(t.inv);
+    const __m256d zc = _mm256_set1_pd(t.zero_const);
     for (int v = 0; v < V; ++v) {
       const __m128i x = _mm_sub_epi32(nvi_counts4(row + 4 * v), at_dec[v]);
       const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), keep[v]);
