@@ -78,6 +78,23 @@ void bind_countsum(py::module_& m) {
       .def_property_readonly("sparse", [](const CountSumLoss& L) { return !L.terms.empty(); })
       .def_property_readonly("n", [](const CountSumLoss& L) { return L.n; })
       .def_property_readonly("label", [](const CountSumLoss& L) { return L.label; })
+      .def_property_readonly(
+          "program",
+          [](const CountSumLoss& L) {
+            py::list out;
+            for (const CsNode& x : L.nodes)
+              out.append(py::make_tuple(cs_op_name(x.op), x.a, x.b, x.c, x.value, x.shape));
+            return out;
+          },
+          "The nodes as (op, a, b, c, value, shape), shape 0 scalar, 1 per slot, 2 per draw, 3 both.")
+      .def_property_readonly("result", [](const CountSumLoss& L) { return L.result; })
+      .def_property_readonly("dense_kernel", [](const CountSumLoss& L) { return L.dense_kernel != 0; },
+                             "Whether the dense scores run compiled code (salsox.engine.countsum_jit).")
+      .def(
+          "set_dense_kernel", [](CountSumLoss& L, std::uintptr_t address) { L.dense_kernel = address; },
+          py::arg("address"),
+          "Hands the engine the formula's dense part compiled to native code (countsum_kernel.hpp); the "
+          "caller keeps the code alive. 0 removes it.")
       .def(
           "evaluate",
           [](const CountSumLoss& L, double m, const std::vector<double>& cell, const std::vector<double>& estimate,

@@ -34,6 +34,7 @@ import numpy as np
 from .. import _core
 from ..engine import CountSumRoute, Route
 from ..engine.countsum import NEGATIVE_TOLERANCE as _NEGATIVE_TOLERANCE
+from ..engine.countsum_jit import attach_kernel
 from ..registry import PluginError, loss_label
 from .base import CountLoss, _check_engine, _needs_draws
 from .countsum_forms import exact_nonnegative, factor_square_roots, separate
@@ -228,6 +229,7 @@ class CountSumLoss(CountLoss):
         nodes, result, terms = factor_square_roots(self._all_nodes, self._result, self._terms, exact)
         compiled = _core.CountSumLoss(who, n, tables["cell"], tables["estimate"], tables["draw"], nodes, result, terms)
         _check_equality(compiled, n, who, tables)
+        attach_kernel(compiled)  # native code for the dense scores, where llvmlite is installed
         return compiled
 
 

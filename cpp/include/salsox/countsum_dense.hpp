@@ -107,22 +107,107 @@ inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restr
     for (std::int64_t k = 0; k < Q; ++k) acc[k] += g(f[b * Q + k]);
 }
 
+// The dense program's buffers (pool_): a Full value (or a broadcast) lives from its node to its
+// last reader, then its buffer takes later values; the result lives to the end.
+template <class Label, class Count>
+void CountSumState<Label, Count>::assign_pool() {
+  const auto V = loss_.nodes.size();
+  const auto P = block_prog_.size();
+  std::vector<std::int64_t> last_full(V, -1), last_bcast(V, -1);
+  for (std::size_t p = 0; p < P; ++p) {
+    const CsNode& x = loss_.nodes[block_prog_[p]];
+    if (cs_is_leaf(x.op) || x.shape != kFull || outer_[block_prog_[p]]) continue;
+    std::int32_t ops[4];
+    cs_effective_operands(loss_, fuse_, block_prog_[p], ops);
+    for (std::int32_t u : ops) {
+      if (u < 0) continue;
+      if (loss_.nodes[u].shape == kFull) last_full[u] = static_cast<std::int64_t>(p);
+      if (loss_.nodes[u].shape == kDraw) last_bcast[u] = static_cast<std::int64_t>(p);
+    }
+  }
+  last_full[loss_.result] = static_cast<std::int64_t>(P);
+  if (acc_full_ >= 0) last_full[acc_full_] = static_cast<std::int64_t>(P);
+  std::vector<std::int32_t> free_list;
+  std::int32_t pool = 0;
+  auto take = [&]() {
+    if (!free_list.empty()) {
+      const std::int32_t b = free_list.back();
+      free_list.pop_back();
+      return b;
+    }
+    return pool++;
+  };
+  for (std::size_t p = 0; p < P; ++p) {
+    const std::int32_t v = block_prog_[p];
+    const CsNode& x = loss_.nodes[v];
+    // Operands read for the last time here: their buffers may take this node's values
+    // (elementwise, so in place is safe).
+    if (!cs_is_leaf(x.op) && x.shape == kFull && !outer_[v]) {
+      std::int32_t seen[4] = {-1, -1, -1, -1}, ops[4];
+      int m = 0;
+      cs_effective_operands(loss_, fuse_, v, ops);
+      for (std::int32_t u : ops) {
+        if (u < 0 || std::find(seen, seen + m, u) != seen + m) continue;
+        seen[m++] = u;
+        if (last_full[u] == static_cast<std::int64_t>(p) && full_of_[u] >= 0) free_list.push_back(full_of_[u]);
+        if (last_bcast[u] == static_cast<std::int64_t>(p) && bcast_of_[u] >= 0) free_list.push_back(bcast_of_[u]);
+      }
+    }
+    if (x.shape == kFull && last_full[v] >= 0) full_of_[v] = take();
+    if (x.shape == kFull && last_full[v] < 0) full_of_[v] = take(), free_list.push_back(full_of_[v]);
+    if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
+  }
+  // Slack past a block: the fixed-width rows write (cs_outer_rows, the pair-count gather) and
+  // read (cs_acc_rows) up to kMaxRowWidth - 1 values past it.
+  pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_ + kMaxRowWidth), 0.0));
+  // The per-draw nodes other than the sums themselves, kept for all draws (see score_dense).
+  dense_keep_.assign(V, {});
+  for (std::int32_t v : block_prog_)
+    if (loss_.nodes[v].shape == kDraw && loss_.nodes[v].op != CsOp::Draw)
+      dense_keep_[v].assign(static_cast<std::size_t>(d_.H), 0.0);
+}
+
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
   const std::int32_t q = table_.slots();
   const std::int64_t Q = q + 1;
-  for (std::int32_t v : tiled_) {
-    const double* s = slotv_[v].data();
-    double* t = tiles_[tile_of_[v]].data();
-    for (std::int64_t b = 0; b < Bd; ++b)
-      for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
-  }
+  // With the formula compiled (countsum_kernel.hpp), the blocks need only the per-draw nodes and
+  // the Cell leaves; the kernel reads the per-slot values where they are.
+  const bool jit = jit_.fn != nullptr;
+  if (!jit)
+    for (std::int32_t v : tiled_) {
+      const double* s = slotv_[v].data();
+      double* t = tiles_[tile_of_[v]].data();
+      for (std::int64_t b = 0; b < Bd; ++b)
+        for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[k];
+    }
   std::fill(acc_.begin(), acc_.end(), 0.0);
   const Label* lab = d_.item(i);
   const Count* cnt = table_.counts();
   const std::int64_t stride = table_.stride();
   const CsNode& res = loss_.nodes[loss_.result];
+  // Scoring an allocated item (a move), the per-draw nodes are the same for every item: they
+  // depend on the draw sums and the scalars only (the dense program has no CellZero), which
+  // change only with draw_epoch_. They are computed for all draws once per epoch (a square root
+  // per draw, say, not per draw and score), the same operations on the same values.
+  const bool keep = old >= 0;
+  if (keep && dense_epoch_ != draw_epoch_) {
+    for (std::int32_t v : block_prog_) {
+      const CsNode& x = loss_.nodes[v];
+      if (x.shape != kDraw || x.op == CsOp::Draw) continue;
+      auto all = [&](std::int32_t u) {
+        if (u < 0) return CsArg{};
+        const CsNode& y = loss_.nodes[u];
+        if (y.shape == kScalar) return scalar_arg(scal_[u]);
+        CsArg a;
+        a.p = y.op == CsOp::Draw ? draw_.data() + y.a * d_.H : dense_keep_[u].data();
+        return a;
+      };
+      cs_apply(x, d_.H, all(x.a), all(x.b), all(x.c), dense_keep_[v].data());
+    }
+    dense_epoch_ = draw_epoch_;
+  }
   // The item's rows of draws h0..h0+nb-1 into rows_next_ (and row_index_next_), prefetched: the
   // rows are scattered over a table that may not fit in the core's cache, so each block's
   // misses are started while the block before it is evaluated.
@@ -145,22 +230,25 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     if (h0 > 0) fetch(std::max<std::int64_t>(0, h0 - Bd), h0 - std::max<std::int64_t>(0, h0 - Bd));
     for (std::int32_t v : block_prog_) {
       const CsNode& x = loss_.nodes[v];
-      if (x.op == CsOp::Draw) {
+      if (keep && x.shape == kDraw) {
+        // Kept: the kernel reads them in place, the node loops from their block buffers.
+        const double* kept = (x.op == CsOp::Draw ? draw_.data() + x.a * d_.H : dense_keep_[v].data()) + h0;
+        if (jit) jit_.draw[v] = kept;
+        else std::copy(kept, kept + nb, drawv_[v].data());
+      } else if (x.op == CsOp::Draw) {
+        if (jit) jit_.draw[v] = drawv_[v].data();
+        // An unallocated item joins its draw clusters: the draw sums it would give.
         double* o = drawv_[v].data();
         const double* S = draw_.data() + x.a * d_.H + h0;
-        if (old >= 0) {
-          for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b];
-        } else {
-          const double* dd = diff_[2][x.a].data();
-          for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
-        }
+        const double* dd = diff_[2][x.a].data();
+        for (std::int64_t b = 0; b < nb; ++b) o[b] = S[b] + dd[alloc_[row_index_[b]]];
       } else if (x.op == CsOp::Cell) {
+        double* o = jit ? jit_.cells[v].data() : pool_[full_of_[v]].data();
         bool gathered = false;
 #if SALSOX_SIMD_X86
         if constexpr (P != SimdPath::Baseline) {
           if (cell_is_count_[x.a] && Q <= kMaxRowWidth) {
             const double* S = cell_.data() + x.a * d_.H + h0;
-            double* o = pool_[full_of_[v]].data();
             cs_with_row_width(Q, [&](auto W) {
               cs_gather_counts_avx2<W()>(rows_.data(), S, diff_[0][x.a].data(), nb, q, old, o);
             });
@@ -168,9 +256,12 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
           }
         }
 #endif
-        if (!gathered) gather_cells(x.a, h0, nb, q, old, pool_[full_of_[v]].data());
+        if (!gathered) gather_cells(x.a, h0, nb, q, old, o);
       } else if (x.shape == kDraw) {
+        if (jit) jit_.draw[v] = drawv_[v].data();
         cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
+      } else if (jit) {
+        continue;  // a Full node: the kernel's
       } else if (outer_[v]) {
         outer(x, nb, Q, pool_[full_of_[v]].data());
       } else if (fuse_[v].kind == kFuseDivSqrt) {
@@ -184,14 +275,16 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
       } else {
         cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
       }
-      if (bcast_of_[v] >= 0) {
+      if (bcast_of_[v] >= 0 && !jit) {
         const double* s = drawv_[v].data();
         double* t = pool_[bcast_of_[v]].data();
         for (std::int64_t b = 0; b < nb; ++b)
           for (std::int64_t k = 0; k < Q; ++k) t[b * Q + k] = s[b];
       }
     }
-    if (acc_full_ >= 0) {
+    if (jit) {
+      jit_(nb, Q, scal_.data(), acc_.data());
+    } else if (acc_full_ >= 0) {
       // acc += scalar op x (or x op scalar): the result node's operation, in the same order.
       const double* f = pool_[full_of_[acc_full_]].data();
       const double s = scal_[acc_scalar_left_ ? res.a : res.b];

@@ -104,12 +104,16 @@ inline bool cs_is_unary(CsOp op) { return op >= CsOp::Neg && op <= CsOp::Abs; }
 inline bool cs_is_binary(CsOp op) { return op >= CsOp::Add && op <= CsOp::Or; }
 inline bool cs_is_leaf(CsOp op) { return op <= CsOp::CellZero; }
 
+// The operations' names, in CsOp's order (the Python compiler's and the JIT's spelling).
+inline constexpr const char* kCsOpNames[] = {"const", "n", "cell", "estimate", "draw", "cellzero", "neg", "not",
+                                             "sqrt", "log", "log2", "exp", "abs", "add", "sub", "mul", "div",
+                                             "pow", "lt", "le", "gt", "ge", "eq", "ne", "min", "max", "and",
+                                             "or", "where"};
+inline const char* cs_op_name(CsOp op) { return kCsOpNames[static_cast<int>(op)]; }
+
 inline CsOp cs_parse_op(const std::string& s) {
-  static const char* names[] = {"const", "n", "cell", "estimate", "draw", "cellzero", "neg", "not", "sqrt", "log",
-                                "log2", "exp", "abs", "add", "sub", "mul", "div", "pow", "lt", "le",
-                                "gt", "ge", "eq", "ne", "min", "max", "and", "or", "where"};
-  for (std::int32_t k = 0; k < static_cast<std::int32_t>(sizeof(names) / sizeof(names[0])); ++k)
-    if (s == names[k]) return static_cast<CsOp>(k);
+  for (std::int32_t k = 0; k < static_cast<std::int32_t>(sizeof(kCsOpNames) / sizeof(kCsOpNames[0])); ++k)
+    if (s == kCsOpNames[k]) return static_cast<CsOp>(k);
   throw std::invalid_argument("unknown count-sum operation '" + s + "'");
 }
 
@@ -126,6 +130,9 @@ struct CountSumLoss {
   // nodes. With it, a score sums the coefficients over the draws once and evaluates the full
   // formula only in the nonzero cells (as the built-in NVI does).
   std::vector<std::pair<std::int32_t, std::int32_t>> terms;
+  // Optional: the address of the formula's dense part compiled to native code (0: none), see
+  // countsum_kernel.hpp.
+  std::uintptr_t dense_kernel = 0;
 
   std::int32_t sums(SumWhere w) const { return static_cast<std::int32_t>(g[static_cast<int>(w)].size()); }
 

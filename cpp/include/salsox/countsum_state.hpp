@@ -21,6 +21,7 @@
 #include "count_loss.hpp"
 #include "count_table.hpp"
 #include "countsum_fuse.hpp"
+#include "countsum_kernel.hpp"
 #include "countsum_loss.hpp"
 #include "draws.hpp"
 
@@ -139,57 +140,9 @@ class CountSumState {
         tiled_.push_back(static_cast<std::int32_t>(v));
       }
     }
-    // Pool assignment over the block program: a Full value (or a broadcast) lives from its node
-    // to its last reader; the result lives to the end.
-    const auto P = block_prog_.size();
-    std::vector<std::int64_t> last_full(V, -1), last_bcast(V, -1);
-    for (std::size_t p = 0; p < P; ++p) {
-      const CsNode& x = loss_.nodes[block_prog_[p]];
-      if (cs_is_leaf(x.op) || x.shape != kFull || outer_[block_prog_[p]]) continue;
-      std::int32_t ops[4];
-      cs_effective_operands(loss_, fuse_, block_prog_[p], ops);
-      for (std::int32_t u : ops) {
-        if (u < 0) continue;
-        if (loss_.nodes[u].shape == kFull) last_full[u] = static_cast<std::int64_t>(p);
-        if (loss_.nodes[u].shape == kDraw) last_bcast[u] = static_cast<std::int64_t>(p);
-      }
-    }
-    last_full[loss_.result] = static_cast<std::int64_t>(P);
-    if (acc_full_ >= 0) last_full[acc_full_] = static_cast<std::int64_t>(P);
-    std::vector<std::int32_t> free_list;
-    std::int32_t pool = 0;
-    auto take = [&]() {
-      if (!free_list.empty()) {
-        const std::int32_t b = free_list.back();
-        free_list.pop_back();
-        return b;
-      }
-      return pool++;
-    };
-    for (std::size_t p = 0; p < P; ++p) {
-      const std::int32_t v = block_prog_[p];
-      const CsNode& x = loss_.nodes[v];
-      // Operands read for the last time here: their buffers may take this node's values
-      // (elementwise, so in place is safe).
-      if (!cs_is_leaf(x.op) && x.shape == kFull && !outer_[v]) {
-        std::int32_t seen[4] = {-1, -1, -1, -1}, ops[4];
-        int m = 0;
-        cs_effective_operands(loss_, fuse_, v, ops);
-        for (std::int32_t u : ops) {
-          if (u < 0 || std::find(seen, seen + m, u) != seen + m) continue;
-          seen[m++] = u;
-          if (last_full[u] == static_cast<std::int64_t>(p) && full_of_[u] >= 0) free_list.push_back(full_of_[u]);
-          if (last_bcast[u] == static_cast<std::int64_t>(p) && bcast_of_[u] >= 0) free_list.push_back(bcast_of_[u]);
-        }
-      }
-      if (x.shape == kFull && last_full[v] >= 0) full_of_[v] = take();
-      if (x.shape == kFull && last_full[v] < 0) full_of_[v] = take(), free_list.push_back(full_of_[v]);
-      if (x.shape == kDraw && last_bcast[v] >= 0) bcast_of_[v] = take();
-    }
-    // Slack past a block: the fixed-width rows write (cs_outer_rows, the pair-count gather) and
-    // read (cs_acc_rows) up to kMaxRowWidth - 1 values past it.
-    pool_.assign(static_cast<std::size_t>(pool), std::vector<double>(static_cast<std::size_t>(block_elems_ + kMaxRowWidth), 0.0));
+    assign_pool();
     if (!loss_.terms.empty()) prepare_sparse();
+    jit_.prepare(loss_, block_elems_, kMaxRowWidth, drawv_, slotv_);
     acc_.assign(static_cast<std::size_t>(slots + kMaxRowWidth), 0.0);  // slack: see cs_acc_rows
     rows_.assign(draw_elems_, nullptr);
     rows_next_.assign(draw_elems_, nullptr);
@@ -456,7 +409,7 @@ class CountSumState {
       }
     }
     const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
-    if (!loss_.terms.empty()) {
+    if (!loss_.terms.empty() && jit_.fn == nullptr) {
       score_sparse(i, old, std::max<std::int64_t>(1, std::min({d_.H, kSparseDraws, list_cap_ / std::max(1, q)})), out);
       return;
     }
@@ -480,6 +433,7 @@ class CountSumState {
   // Programs and buffers of the sparse scores (CountSumLoss::terms): the coefficients over the
   // draws of a block, and the formula over the list of a block's nonzero cells.
   void prepare_sparse();  // countsum_sparse.hpp
+  void assign_pool();     // countsum_dense.hpp
 
   // A term's atom in slot k.
   double atom_at(std::int32_t a, std::int64_t k) const {
@@ -557,6 +511,7 @@ class CountSumState {
   // Evaluation buffers, by node.
   std::int64_t block_elems_ = 0, draw_elems_ = 0, list_cap_ = 0;
   std::vector<std::vector<double>> pool_, tiles_, slotv_, drawv_;
+  CsKernelCall jit_;  // the formula's dense part as native code, when it was compiled
   // By node: its Full values' pool buffer, its broadcast's pool buffer, its tile; whether it is
   // an outer combination (see outer).
   std::vector<std::int32_t> full_of_, bcast_of_, tile_of_;
@@ -583,6 +538,10 @@ class CountSumState {
   std::vector<std::vector<double>> draw_keep_;
   std::vector<const double*> dptr_;
   std::uint64_t draw_epoch_ = 1, keep_epoch_ = 0;
+  // The dense scores' per-draw nodes for all draws (score_dense), valid while dense_epoch_
+  // equals draw_epoch_.
+  std::vector<std::vector<double>> dense_keep_;
+  std::uint64_t dense_epoch_ = 0;
   std::vector<double> scal_, acc_;
   std::vector<std::int32_t> scalar_prog_, slot_prog_, block_prog_, tiled_;
   std::vector<const Count*> rows_, rows_next_;  // rows_next_: the next block's (score_dense)
