@@ -18,7 +18,9 @@ the built-in loss they are compared with in the issue: "jaccard" and "fowlkes-ma
 the example plugin package) against the built-in omARI (same pair counts, a different
 formula), and NVI written as a count sum ("nvi-countsum", sparse scores; "nvi-countsum-dense"
 with a clamp that makes it dense) against the built-in NVI. Target: within 1.5x. "synthetic"
-is a draw set of 1,000 items x 500 draws (benchmarks/synthetic.py).
+is a draw set of 1,000 items x 500 draws (benchmarks/synthetic.py). With llvmlite installed
+(salsox[jit]) the formulas are compiled to machine code and every one is scored densely; set
+SALSOX_JIT=off to time the engine's node loops instead. The last line says which ran.
 
 Needs the example plugins installed:
     pip install ./plugins/salsox-example-losses ./plugins/salsox-hclust-init
@@ -87,6 +89,17 @@ NVI_DENSE = CountSumLoss(
     sums=_ENTROPY_SUMS,
     formula=f"where({_HJ} <= 1e-12 * max(1, log2(n)), 0, max(0, 1 - ({_HD} + {_HE} - {_HJ}) / {_HJ}))",
 )
+
+
+def _compiler() -> str:
+    """How the engine ran the count-sum formulas: compiled (llvmlite) or by its node loops."""
+    from salsox.engine import countsum_jit
+
+    if not countsum_jit.kernel_available():
+        return f"the engine's node loops (SALSOX_JIT={countsum_jit.jit_mode()}, or llvmlite not installed)"
+    import llvmlite
+
+    return f"compiled with llvmlite {llvmlite.__version__} (salsox[jit])"
 
 
 def dataset(name: str) -> np.ndarray:
@@ -163,6 +176,8 @@ def main() -> None:
           f"when quick; '~' = timed on fewer runs and extrapolated to {RUNS}")
     print_table(["dataset", "loss path", "seconds", "vs built-in VI", "vs built-in same loss",
                  "expected loss", "k", "scans / runs"], rows)
+    if countsum:
+        print(f"count-sum formulas: {_compiler()}")
     if decomposable:
         worst = max(r for _, r in decomposable)
         print(f"decomposable plugin VI vs built-in VI: worst {worst:.2f}x (target <= 1.5x: "
