@@ -132,3 +132,23 @@ def test_on_without_llvmlite_says_what_to_install(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SALSOX_JIT", "auto")
     assert not LOSSES[0]._count_loss(30).dense_kernel
     assert not countsum_jit.kernel_available()
+
+
+def test_a_formula_llvmlite_cannot_compile_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> None:
+        raise AttributeError("module 'llvmlite.binding' has no attribute 'create_pass_builder'")
+
+    monkeypatch.setattr(countsum_jit, "_compile", broken)
+    monkeypatch.setattr(countsum_jit, "_kernels", {})
+    monkeypatch.setenv("SALSOX_JIT", "auto")
+    loss = CountSumLoss("uncompiled", PAIRS, "where(A + B == 0, 0, (A + B - 2 * X) / (A + B + 0.5))")
+    with pytest.warns(RuntimeWarning, match="uncompiled.*could not compile the formula with llvmlite"):
+        assert not loss._count_loss(30).dense_kernel
+    assert not loss._count_loss(30).dense_kernel  # not tried again
+    x = _random_draws(3, H=30, n=30, k=4)
+    est = salsox.salso(x, loss, n_runs=2, seed=1, n_jobs=1)
+    monkeypatch.setenv("SALSOX_JIT", "off")
+    assert salsox.salso(x, loss, n_runs=2, seed=1, n_jobs=1).expected_loss == est.expected_loss
+    monkeypatch.setenv("SALSOX_JIT", "on")
+    with pytest.raises(RuntimeError, match="could not compile"):
+        loss._count_loss(30)

@@ -14,11 +14,13 @@ make_instrumented_venv() {
   # `dependencies`) are listed here with the build and test requirements.
   echo "== installing build, runtime and test requirements into $venv"
   python -m pip install --quiet --upgrade pip
-  # --no-build-isolation below needs the build requirements installed here.
+  # --no-build-isolation below needs the build requirements installed here. dask: worker
+  # buffers may be misaligned (UBSan found one); llvmlite: compiled count-sum formulas, whose
+  # code the engine calls with its own buffers.
   python -m pip install --quiet --upgrade "scikit-build-core>=0.10" "pybind11>=2.12" "setuptools>=70.1" wheel \
     "numpy>=1.22" "pluggy>=1.0" "scipy>=1.7" "tqdm>=4.60" \
     "pytest>=7" "pytest-timeout>=2" "hypothesis>=6" "matplotlib>=3.5" xarray \
-    "dask[distributed]"  # test_distributed: worker buffers may be misaligned (UBSan found one)
+    "dask[distributed]" "llvmlite>=0.45"
   echo "== building salsox ($*) into $build_dir"
   python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall . \
     -Cbuild-dir="$build_dir" "$@"

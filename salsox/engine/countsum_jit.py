@@ -32,7 +32,7 @@ LANES = 4
 _lock = threading.Lock()
 # Compiled kernels by program, kept for the life of the process (a formula's code is small, and a
 # search may hold the address on any thread).
-_kernels: Dict[Tuple[Any, ...], Tuple[Any, int]] = {}
+_kernels: Dict[Tuple[Any, ...], Optional[Tuple[Any, int]]] = {}  # None: could not compile
 _llvm: Optional[Any] = None
 
 
@@ -50,7 +50,7 @@ def kernel_available() -> bool:
         return False
     try:
         _binding()
-    except ImportError:
+    except Exception:  # not installed, or not usable
         return False
     return True
 
@@ -83,24 +83,37 @@ def attach_kernel(compiled: Any) -> bool:
         if mode == "on":
             raise ImportError('SALSOX_JIT=on needs llvmlite: pip install "salsox[jit]"') from None
         return False
+    except Exception as err:  # an llvmlite this code does not know: the node loops still work
+        return _cannot_compile(compiled, mode, err)
     key = (tuple(program), result)
     with _lock:
         if key not in _kernels:
             try:
                 _kernels[key] = _compile(llvm, program, result)
-            except Exception as err:  # an llvmlite this code does not know: the node loops still work
-                if mode == "on":
-                    raise
-                warnings.warn(
-                    f"{compiled.label}: could not compile the formula with llvmlite ({type(err).__name__}: {err}); "
-                    "the engine's node loops score it instead (same results, slower). SALSOX_JIT=off silences this.",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-                return False
-        address = _kernels[key][1]
+            except Exception as err:
+                _kernels[key] = None  # not tried again for this formula
+                return _cannot_compile(compiled, mode, err)
+        kernel = _kernels[key]
+    if kernel is None:
+        if mode == "on":
+            raise RuntimeError(f"{compiled.label}: llvmlite could not compile the formula (see the first error)")
+        return False
+    address = kernel[1]
     compiled.set_dense_kernel(address)
     return True
+
+
+def _cannot_compile(compiled: Any, mode: str, err: Exception) -> bool:
+    """SALSOX_JIT=on: the error; auto: a warning, and the node loops (same results, slower)."""
+    if mode == "on":
+        raise err
+    warnings.warn(
+        f"{compiled.label}: could not compile the formula with llvmlite ({type(err).__name__}: {err}); "
+        "the engine's node loops score it instead (same results, slower). SALSOX_JIT=off silences this.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+    return False
 
 
 def _reach(program: Sequence[Tuple[Any, ...]], result: int) -> List[bool]:
