@@ -247,10 +247,23 @@ def test_plugins_lists_tiers_and_initializers(runtime, capsys):
     assert rows["psm-hclust-random"][1:4] == ["initializer", "setup+per", "run"]
     for name in ("binder", "VI", "omARI", "NVI", "ID", "NID", "VI.lb", "omARI.approx"):
         assert rows[name][1:3] == ["loss", "built-in"] and "(built" in rows[name]
+    # The test extras install llvmlite: the formulas are compiled (salsox.engine.countsum_jit).
+    assert lines[-1] == "count-sum formulas: compiled to machine code (llvmlite)"
     code, out, _ = _cli(capsys, "plugins", "--json")
     listed = {e["name"]: e for e in json.loads(out)}
     assert listed["jaccard"]["tier"] == "count-sum" and listed["VI"]["tier"] == "built-in"
     assert listed["psm-hclust"]["tier"] == "setup+per search" and listed["my-vi"]["plugin"] == "loss:my-vi"
+
+
+def test_plugins_says_when_formulas_run_uncompiled(runtime, capsys, monkeypatch):
+    runtime(_ScaledJaccard)
+    monkeypatch.setenv("SALSOX_JIT", "off")
+    code, out, _ = _cli(capsys, "plugins")
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        'count-sum formulas: the engine\'s node loops (pip install "salsox[jit]" compiles them: faster, the same '
+        "results)"
+    )
 
 
 def test_loss_tier_of_each_kind():

@@ -71,8 +71,19 @@ def run(args: argparse.Namespace) -> int:
             lines.append(f"    error: {' '.join(r['error'].split())}")
     if not any(r["plugin"] for r in rows):
         lines.append("no plugins installed (see docs/plugins.md)")
+    if any(r["tier"] == "count-sum" for r in rows):
+        lines.append(f"count-sum formulas: {_formulas_run_by()}")
     _write("\n".join(lines), None)
     return 0
+
+
+def _formulas_run_by() -> str:
+    """How count-sum formulas run here: compiled (llvmlite) or by the engine's node loops."""
+    from ..engine import countsum_jit
+
+    if countsum_jit.kernel_available():
+        return "compiled to machine code (llvmlite)"
+    return 'the engine\'s node loops (pip install "salsox[jit]" compiles them: faster, the same results)'
 
 
 def add_parser(sub: Any) -> None:
@@ -83,8 +94,9 @@ def add_parser(sub: Any) -> None:
         description=(
             "Losses and initialisers provided by installed plugins, then the built-in losses. The tier "
             "says how a loss is computed: built-in (C++), tabulated (DecomposableLoss), count-sum "
-            "(CountSumLoss: compiled formula), general (ContingencyLoss: Python, slowest); for an "
-            "initialiser, whether it runs per run or once per search, after a setup step or not."
+            "(CountSumLoss: a formula run natively, compiled to machine code with salsox[jit]), general "
+            "(ContingencyLoss: Python, slowest); for an initialiser, whether it runs per run or once per "
+            "search, after a setup step or not. The last line says whether count-sum formulas are compiled."
         ),
     )
     p.add_argument("--json", action="store_true", help="print the listing as a JSON list")
