@@ -87,6 +87,15 @@ def test_kernels_are_compiled_once_per_formula(monkeypatch: pytest.MonkeyPatch) 
     second = loss._count_loss(60)
     assert first.dense_kernel and second.dense_kernel
     assert len(countsum_jit._kernels) == count
+    # Parameters are constants of the formula, read at run time: one kernel for every value.
+    scaled = CountSumLoss("scaled-once", PAIRS, "where(A + B == 0, 0, (A + B - 2 * X) / (A + B + c))",
+                          params={"c": 1.0})
+    x = _random_draws(2, H=40, n=40, k=5)
+    found = [salsox.salso(x, scaled.with_params(c=c), n_runs=2, seed=3, n_jobs=1).expected_loss for c in (0.5, 2.0)]
+    assert len(countsum_jit._kernels) == count + 1
+    monkeypatch.setenv("SALSOX_JIT", "off")
+    assert found == [salsox.salso(x, scaled.with_params(c=c), n_runs=2, seed=3, n_jobs=1).expected_loss
+                     for c in (0.5, 2.0)]
 
 
 def test_separable_formulas_are_scored_densely_when_compiled(monkeypatch: pytest.MonkeyPatch) -> None:

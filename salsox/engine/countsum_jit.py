@@ -30,8 +30,8 @@ SCALAR, SLOT, DRAW, FULL = 0, 1, 2, 3
 LANES = 4
 
 _lock = threading.Lock()
-# Compiled kernels by program, kept for the life of the process (a formula's code is small, and a
-# search may hold the address on any thread).
+# Compiled kernels by program (constants aside), kept for the life of the process (a formula's
+# code is small, and a search may hold the address on any thread).
 _kernels: Dict[Tuple[Any, ...], Optional[Tuple[Any, int]]] = {}  # None: could not compile
 _llvm: Optional[Any] = None
 
@@ -85,7 +85,9 @@ def attach_kernel(compiled: Any) -> bool:
         return False
     except Exception as err:  # an llvmlite this code does not know: the node loops still work
         return _cannot_compile(compiled, mode, err)
-    key = (tuple(program), result)
+    # The code reads every scalar, constants included, from the engine's values (scal), so one
+    # kernel serves every value of a formula's parameters (a tune sweep compiles once).
+    key = (tuple((op, a, b, c, shape) for op, a, b, c, _value, shape in program), result)
     with _lock:
         if key not in _kernels:
             try:
