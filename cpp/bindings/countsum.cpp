@@ -145,8 +145,11 @@ void bind_countsum(py::module_& m) {
         const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false, draws.kmax(),
                                                RowOrder::Auto, draws.agreement());
         const double sums = static_cast<double>(loss.sums(SumWhere::Cell) + loss.sums(SumWhere::Draw));
-        // The running sums and their snapshot, and the allocated counts per row and theirs.
-        return table + 2.0 * 8.0 * sums * static_cast<double>(draws.H()) + 2.0 * 4.0 * static_cast<double>(rows);
+        // Per-draw nodes of the formula, kept for all draws by the dense scores (at most this many).
+        double kept = 0.0;
+        for (const CsNode& x : loss.nodes) kept += x.shape == kDraw ? 1.0 : 0.0;
+        // The running sums and their snapshot, the kept nodes, and the allocated counts per row and theirs.
+        return table + (2.0 * sums + kept) * 8.0 * static_cast<double>(draws.H()) + 2.0 * 4.0 * static_cast<double>(rows);
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"), "Bytes one search thread's count-sum state takes.");
 
