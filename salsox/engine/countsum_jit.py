@@ -8,11 +8,18 @@ in registers: the engine calls it once per block instead of running the nodes on
 
 The compiled loop performs the same IEEE operations, in the same order, as the node loops (no
 fast-math flags, so nothing is contracted or reassociated; ``log``, ``exp`` and ``pow`` call the
-same C library functions), and adds each slot's values over the draws in the same order, so the
-scores and estimates are bit-identical with and without it (tests/test_countsum_jit.py).
+same C library functions), and adds each slot's values over the draws in the same order, so a
+dense formula's scores and estimates are bit-identical with and without it
+(tests/test_countsum_jit.py). A formula with a separable form, which the node loops score through
+that form (sparse scores), is scored densely when compiled, which is faster: its results then
+agree with the sparse ones to rounding.
 
 ``SALSOX_JIT`` chooses: ``auto`` (the default: compile when llvmlite can be imported), ``off``
 (the node loops only) or ``on`` (an error when llvmlite is missing).
+
+>>> from salsox.engine import countsum_jit
+>>> countsum_jit.jit_mode()  # SALSOX_JIT unset
+'auto'
 """
 
 from __future__ import annotations
