@@ -105,15 +105,7 @@ class CountTableState {
   // (cell_sums: the loss scores through cell sums, which may add their cache, see cell_cache_fits.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                           bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                          bool cell_sums = false) {
-    const double line = kCacheLine;
-    if (order == RowOrder::ByLabel) rows = H * kmax;
-    const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2 * line;
-    const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
-    const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
-    const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
-    return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
-  }
+                          bool cell_sums = false);  // count_table_rows.hpp
   static double table_bytes(std::int64_t rows, std::int32_t max_clusters, bool tracked) {
     return static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) * sizeof(Count);
   }
@@ -163,13 +155,8 @@ class CountTableState {
     m_ = 0;
   }
 
-  // Replaces the state by the complete allocation `labels` (slots 0..max).
-  void rebuild(const std::vector<std::int32_t>& labels) {
-    clear();
-    q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
-    set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
-    for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
-  }
+  // Replaces the state by the complete allocation `labels` (slots 0..max; count_table_snapshot.hpp).
+  void rebuild(const std::vector<std::int32_t>& labels);
 
   // Widens the table, if need be, so that slot k exists (count-sum states read a slot's counts
   // before add or move would widen it).
@@ -321,6 +308,10 @@ class CountTableState {
   // second only when the item moves.
   void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }
 
+  // add(i, k), then score(next, out): the same table and scores. For VI and the tabulated
+  // losses the table update is made in the score's pass over the draws (scores_binder_vi.hpp).
+  void add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out);
+
   // The Monte Carlo expected loss of the current (complete or partial) allocation, from
   // scratch so that no incremental rounding leaks into reported values.
   double expected_loss() const;
@@ -357,8 +348,10 @@ class CountTableState {
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
   void cell_sums_cached(std::int64_t i);
-  template <bool kAll, bool kOwn>
+  template <bool kAll, bool kOwn, bool kAdd = false>
   void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
+  template <bool kAll>  // cell_sums_pass of an unallocated item, with add_score's update if one is due
+  void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
   // Path P's kernels are inlined into one function per path, compiled for its instruction set.
   void score_simd(std::int64_t i, double* out);
   template <SimdPath P>
@@ -539,13 +532,15 @@ class CountTableState {
   bool cells_are_counts_ = false;  // dcell_[x] == x (pair counts: omARI's fused score)
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
-  // Each draw's loss, for expected_loss when it is shared.
+  // Each draw's loss, for expected_loss when it is shared; a row of zeros for its other path.
+  static constexpr std::int32_t kZeroRow = 8;
   mutable std::vector<double> draw_loss_;
   double E_ = 0.0;
   std::int32_t q_ = 0;
   std::int64_t m_ = 0;
-  // Scoring context (see score_as).
-  std::int32_t old_ = -1;
+  // Scoring context (see score_as); add_score's due update: item add_lab_'s draw labels, slot add_k_.
+  std::int32_t old_ = -1, add_k_ = 0;
+  const Label* add_lab_ = nullptr;
   double Es_ = 0.0;
   std::int64_t ms_ = 0;
   // Draw entropies for the ID and NID scans (see draw_entropies).

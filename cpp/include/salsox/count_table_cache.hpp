@@ -80,7 +80,7 @@ inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
       cell_sums_pass<true, true>(i, nullptr, q, fresh);
       fresh[old] = fresh[q];
     } else {
-      cell_sums_pass<true, false>(i, nullptr, q, fresh);
+      fresh_cell_sums<true>(i, nullptr, q, fresh);
     }
     for (std::int32_t k = 0; k < q; ++k) ks[k] = k;
     nd = q;
@@ -89,7 +89,7 @@ inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
     ks[nd] = old;
     ++nd;
   } else if (nd > 0) {
-    cell_sums_pass<false, false>(i, ks, nd, fresh);
+    fresh_cell_sums<false>(i, ks, nd, fresh);
   }
   for (std::int32_t j = 0; j < nd; ++j) {
     val[ks[j]] = fresh[j];

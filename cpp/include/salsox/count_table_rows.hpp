@@ -2,6 +2,7 @@
 // in use, the walk over an item's rows across the draws, and the scan for a row's nonzero cells.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,20 @@
 #include "count_table.hpp"
 
 namespace salsox {
+
+// Bytes of a state (see the declaration).
+template <class Label, class Count>
+inline double CountTableState<Label, Count>::footprint(std::int64_t rows, std::int64_t H, std::int64_t n,
+                                                     std::int32_t max_clusters, bool tracked, std::int32_t kmax,
+                                                     RowOrder order, bool cell_sums) {
+  const double line = kCacheLine;
+  if (order == RowOrder::ByLabel) rows = H * kmax;
+  const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2 * line;
+  const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
+  const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
+  const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
+  return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
+}
 
 // Sets the row order (before the table is allocated).
 template <class Label, class Count>

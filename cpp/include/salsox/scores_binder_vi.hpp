@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cell_lanes.hpp"
 #include "count_table.hpp"
 #include "line_rows.hpp"
 
@@ -90,9 +91,45 @@ inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
     cell_sums_pass<true, true>(i, nullptr, q_, acc);
     acc[old_] = acc[q_];
   } else {
-    cell_sums_pass<true, false>(i, nullptr, q_, acc);
+    fresh_cell_sums<true>(i, nullptr, q_, acc);
   }
   return acc;
+}
+
+// add(i, k) then score(next, out). For the cell-sum losses, add's bookkeeping is done here and
+// its table update (one count more in item i's row of every draw) is left due: the score's pass
+// makes it draw by draw just before reading that draw's row of `next`, so the rows come into
+// cache once and the draws are walked once. The counts, and so the exact sums, are the same.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
+  if (track_stats_ || (loss_.kind != LossKind::VI && loss_.kind != LossKind::Tabulated)) {
+    add(i, k);
+    score(next, out);
+    return;
+  }
+  grow(k + 1);
+  hr_valid_ = false;
+  touch(k);
+  if (k == q_) ++q_;
+  ++size_[k];
+  ++m_;
+  est_[i] = k;
+  add_lab_ = d_.item(i);
+  add_k_ = k;
+  score(next, out);
+  if (add_lab_ != nullptr) {  // a score that made no pass (every sum cached): the update alone
+    add_lab_ = nullptr;
+    shift_item<true>(i, k, NoVisit{});
+  }
+}
+
+template <class Label, class Count>
+template <bool kAll>
+inline void CountTableState<Label, Count>::fresh_cell_sums(std::int64_t i, const std::int32_t* ks,
+                                                           std::int32_t width, double* out) {
+  if (add_lab_ == nullptr) return cell_sums_pass<kAll, false, false>(i, ks, width, out);
+  cell_sums_pass<kAll, false, true>(i, ks, width, out);
+  add_lab_ = nullptr;
 }
 
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
@@ -100,25 +137,90 @@ inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
 // then left 0: every caller puts out[width] there). The terms are dcell in fixed
 // point (dcell_fixed_), so their sums are exact: the same whatever blocks of draws the pass is
 // split into and whichever threads take them, and the same for a slot whichever other slots the
-// pass takes. Only the final conversion to double rounds.
+// pass takes. Only the final conversion to double rounds. With kAdd, the pass first makes
+// add_score's due update in each draw (add_lab_, add_k_).
 template <class Label, class Count>
-template <bool kAll, bool kOwn>
+template <bool kAll, bool kOwn, bool kAdd>
 inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
                                                           double* out) {
+  static_assert(!(kAdd && kOwn), "add_score scores an unallocated item");
   const Label* lab = d_.item(i);
+  const Label* add_lab = add_lab_;
+  const std::int32_t add_k = add_k_;
   const std::int64_t* dc = dcell_fixed_.data();
   const std::int32_t q = width;
   const std::int32_t old = old_ >= 0 ? old_ : 0;
   const std::int64_t blocks = exact_blocks();
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, blocks, q + 1, pw);
+  // On the AVX-512 path, a pass over every slot takes them as lanes (cell_lanes.hpp) where they
+  // number 5 to 32 and at most four, besides the item's own, hold 16 items or more.
+  std::int32_t vectors = 0, nbig = 0;
+  alignas(64) std::int64_t dc16[16] = {};
+  std::int32_t big[4] = {};
+#if SALSOX_SIMD_X86
+  if constexpr (kAll && !kAdd) {
+    if (simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
+      for (std::int32_t k = 0; k < q && nbig <= 4; ++k)
+        if (size_[k] >= 16 && !(kOwn && k == old)) {
+          if (nbig < 4) big[nbig] = k;
+          ++nbig;
+        }
+      if (nbig <= 4) {
+        vectors = (q + 7) / 8;
+        for (std::int32_t u = nbig; u < 4; ++u) big[u] = big[0];
+        std::copy(dc, dc + std::min<std::size_t>(16, dcell_fixed_.size()), dc16);
+      }
+    }
+  }
+#endif
   const int team = parallel_for(blocks, [&](std::int64_t c) {
+    // Locals, not captures: with kAdd every char-sized count store may alias anything whose
+    // address has escaped, and these stay in registers only if theirs has not.
+    const Label* const il = lab;
+    const Label* const al = add_lab;
+    const std::int32_t ak = add_k;
+    const std::int64_t* const d = dc;
+    const std::int64_t* const base = rbase_.data();
+    const std::int64_t step = lstep_, stride = stride_;
+    Count* const cnt = cnt_;
+    auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h] * step) * stride; };
+    auto add_one = [=](std::int64_t h) SALSOX_INLINE {
+      if constexpr (kAdd) ++cnt[(base[h] + al[h] * step) * stride + ak];
+    };
     std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
     std::int64_t own = 0;  // the old slot's cells, one lower
     // Four draws per step: one add to memory per slot instead of four.
     const std::int64_t lo = block_begin(c, blocks);
     std::int64_t h = block_begin(c + 1, blocks) - 1;
+#if SALSOX_SIMD_X86
+    if (vectors > 0) {
+      alignas(64) std::int64_t lane[32];
+      std::int64_t bsum[4];
+      auto run = [&](auto g, auto b) {
+        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, step, stride, cnt, lo, h + 1, dc16,
+                                                                       d, big, old, lane, bsum, own);
+      };
+      using B0 = std::false_type;
+      using B1 = std::true_type;
+      auto by_big = [&](auto g) {
+        if (nbig > 0) run(g, B1{});
+        else run(g, B0{});
+      };
+      switch (vectors) {
+        case 1: by_big(std::integral_constant<int, 1>{}); break;
+        case 2: by_big(std::integral_constant<int, 2>{}); break;
+        case 3: by_big(std::integral_constant<int, 3>{}); break;
+        default: by_big(std::integral_constant<int, 4>{}); break;
+      }
+      std::copy(lane, lane + q, acc);
+      for (std::int32_t u = 0; u < nbig; ++u) acc[big[u]] = bsum[u];
+      if constexpr (kOwn) acc[old] = 0;
+      acc[q] = own;
+      return;
+    }
+#endif
     // Taking every slot and the item's own, the own slot's plain cells are not needed (the
     // caller puts `own` in its place): the slots before it, then those after it.
     const std::int32_t skip = kAll && kOwn ? old : q;
@@ -138,20 +240,22 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
         constexpr std::int32_t N = decltype(n)::value;
         std::int64_t a[N > 0 ? N : 1] = {};
         for (; h >= lo + 3; h -= 4) {
-          const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
-          const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
-          const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
-          const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
+          add_one(h), add_one(h - 1), add_one(h - 2), add_one(h - 3);
+          const Count* r0 = row(h);
+          const Count* r1 = row(h - 1);
+          const Count* r2 = row(h - 2);
+          const Count* r3 = row(h - 3);
           for (std::int32_t u = 0; u < N; ++u) {
             const std::int32_t k = col[u];
-            a[u] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+            a[u] += (d[r0[k]] + d[r1[k]]) + (d[r2[k]] + d[r3[k]]);
           }
-          if constexpr (kOwn) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
+          if constexpr (kOwn) own += (d[r0[old] - 1] + d[r1[old] - 1]) + (d[r2[old] - 1] + d[r3[old] - 1]);
         }
         for (; h >= lo; --h) {
-          const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
-          for (std::int32_t u = 0; u < N; ++u) a[u] += dc[row[col[u]]];
-          if constexpr (kOwn) own += dc[row[old] - 1];
+          add_one(h);
+          const Count* r = row(h);
+          for (std::int32_t u = 0; u < N; ++u) a[u] += d[r[col[u]]];
+          if constexpr (kOwn) own += d[r[old] - 1];
         }
         for (std::int32_t u = 0; u < N; ++u) acc[pos[u]] = a[u];
       };
@@ -166,23 +270,25 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
       return;
     }
     for (; h >= lo + 3; h -= 4) {
-      const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
-      const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
-      const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
-      const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
+      add_one(h), add_one(h - 1), add_one(h - 2), add_one(h - 3);
+      const Count* r0 = row(h);
+      const Count* r1 = row(h - 1);
+      const Count* r2 = row(h - 2);
+      const Count* r3 = row(h - 3);
       auto four = [&](std::int32_t j) SALSOX_INLINE {
         const std::int32_t k = kAll ? j : ks[j];
-        acc[j] += (dc[r0[k]] + dc[r1[k]]) + (dc[r2[k]] + dc[r3[k]]);
+        acc[j] += (d[r0[k]] + d[r1[k]]) + (d[r2[k]] + d[r3[k]]);
       };
       for (std::int32_t j = 0; j < skip; ++j) four(j);
       for (std::int32_t j = resume; j < q; ++j) four(j);
-      if constexpr (kOwn) own += (dc[r0[old] - 1] + dc[r1[old] - 1]) + (dc[r2[old] - 1] + dc[r3[old] - 1]);
+      if constexpr (kOwn) own += (d[r0[old] - 1] + d[r1[old] - 1]) + (d[r2[old] - 1] + d[r3[old] - 1]);
     }
     for (; h >= lo; --h) {
-      const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
-      for (std::int32_t j = 0; j < skip; ++j) acc[j] += dc[row[kAll ? j : ks[j]]];
-      for (std::int32_t j = resume; j < q; ++j) acc[j] += dc[row[kAll ? j : ks[j]]];
-      if constexpr (kOwn) own += dc[row[old] - 1];
+      add_one(h);
+      const Count* r = row(h);
+      for (std::int32_t j = 0; j < skip; ++j) acc[j] += d[r[kAll ? j : ks[j]]];
+      for (std::int32_t j = resume; j < q; ++j) acc[j] += d[r[kAll ? j : ks[j]]];
+      if constexpr (kOwn) own += d[r[old] - 1];
     }
     acc[q] = own;
   });

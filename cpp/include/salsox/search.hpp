@@ -200,11 +200,33 @@ class SalsoRun {
       for (std::int64_t i = 0; i < st_.n(); ++i)
         if (is_fixed(i)) st_.add(i, opts_.fixed[i]);
     }
+    free_.clear();
     for (std::int64_t i : order_) {
       if (is_fixed(i)) continue;
-      const bool open = singletons && st_.slots() < st_.max_clusters();
-      st_.add(i, open ? st_.slots() : choose(i, -1, -1));
+      if (singletons && st_.slots() < st_.max_clusters()) st_.add(i, st_.slots());
+      else free_.push_back(i);
     }
+    allocate_in_turn(free_);
+  }
+
+  // Allocates the unallocated items one after another in the given order, each to its best slot
+  // (`choose`). A state with add_score takes each item's table update together with the next
+  // item's score (one pass over the draws instead of two); the partition is the same.
+  void allocate_in_turn(const std::vector<std::int64_t>& items) {
+    if (items.empty()) return;
+    control_.poll();
+    st_.score(items[0], scores_.data());
+    for (std::size_t t = 0; t + 1 < items.size(); ++t) {
+      const std::int32_t k = pick(-1, -1);
+      control_.poll();
+      if constexpr (has_add_score<State>::value) {
+        st_.add_score(items[t], k, items[t + 1], scores_.data());
+      } else {
+        st_.add(items[t], k);
+        st_.score(items[t + 1], scores_.data());
+      }
+    }
+    st_.add(items.back(), pick(-1, -1));
   }
 
   void initialise_randomly() {
@@ -333,7 +355,7 @@ class SalsoRun {
         for (std::int64_t i : members) st_.remove(i);
       st_.close_slot(c);
       rng_.shuffle(members);
-      for (std::int64_t i : members) st_.add(i, choose(i, -1, -1));
+      allocate_in_turn(members);
       const double after = st_.expected_loss();
       if (current < after) {
         if constexpr (has_snapshot<State>::value) {
@@ -364,7 +386,7 @@ class SalsoRun {
   Rng rng_;
   StopControl& control_;
   std::vector<double> scores_;
-  std::vector<std::int64_t> order_;
+  std::vector<std::int64_t> order_, free_;
   // Sweetening: the state's version (bumped on every change) at which each item last chose
   // to stay; versions start at 1 so that 0 means never.
   std::uint64_t version_ = 0;
