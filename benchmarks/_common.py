@@ -1,10 +1,12 @@
-"""Shared by the benchmark scripts: where the shared data is, timing, table printing, and an
-environment variable put back after a script has set it."""
+"""Shared by the benchmark scripts: where the shared data is, timing, table printing, an
+environment variable put back after a script has set it, and the timing of an engine setting
+off and on."""
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import os
 import time
 from pathlib import Path
@@ -58,6 +60,36 @@ def best_times(fns: Sequence[Callable[[], object]], repeat: int = 3) -> List[Tup
             results[j] = fn()
             best[j] = min(best[j], time.perf_counter() - t0)
     return list(zip(best, results))
+
+
+def time_engine_setting(variable: str, datasets: Sequence[str], losses: Sequence[str], repeat: int,
+                        what: str) -> None:
+    """Times the default 16-run search on one thread with engine setting `variable` off and on
+    (auto), taking turns, for every row of r_salso.csv in `datasets` and `losses`; checks that
+    both give the same estimate and loss (the settings change speed only) and prints the times,
+    their ratio off/on (above 1: `what` is faster) and the estimate's clusters."""
+
+    import salsox
+
+    def search(draws: "salsox.Draws", loss: object, setting: str) -> "salsox.Estimate":
+        os.environ[variable] = setting
+        return salsox.salso(draws, loss, n_runs=16, n_jobs=1, seed=0)
+
+    table = []
+    with restored_env(variable):
+        for ref in reference_rows():
+            if ref["dataset"] not in datasets or ref["loss"] not in losses:
+                continue
+            draws, loss = salsox.Draws(load_draws(ref["dataset"])), loss_of(ref)
+            searches = [functools.partial(search, draws, loss, setting) for setting in ("off", "auto")]
+            (t_off, off), (t_on, on) = best_times(searches, repeat)
+            if list(off.labels) != list(on.labels) or off.expected_loss != on.expected_loss:
+                raise SystemExit(f"{ref['dataset']} {ref['loss']}: the estimates differ with and without {what}")
+            table.append([ref["dataset"], ref["r_call"], t_off, t_on, t_off / t_on, on.n_clusters])
+            print(f"{ref['dataset']:7} {ref['r_call']:10} off {t_off:.3f} s  on {t_on:.3f} s  "
+                  f"ratio {t_off / t_on:.2f}", flush=True)
+    print()
+    print_table(["dataset", "loss (R call)", "off (s)", "on (s)", "off/on", "clusters"], table)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:

@@ -103,7 +103,7 @@ def test_cell_sums_as_lanes_give_the_same_runs_on_every_path(kind: str, monkeypa
     # the slots as lanes, with up to four slots of 16 items or more summed on the side (their
     # counts can pass the 16 that the lanes look up). Integer sums: the same bits as the scalar
     # pass, on 8- and 16-bit counts, in scans and in unallocated items' scores, and over blocks of
-    # draws with a second thread helping the run.
+    # draws with a second thread helping the run; SALSOX_CELL_LANES=off turns the lanes off.
     problems = [(_random_draws(1, H=60, n=150, k=12), 25, 3, 1), (_random_draws(3, H=40, n=90, k=30), 32, 3, 1),
                 (_random_draws(2, H=50, n=300, k=20), 30, 2, 1), (np.asarray(load_draws("iris")[:300]), 25, 3, 1),
                 (np.asarray(load_draws("galaxy")[:1200]), 16, 1, 2)]
@@ -117,12 +117,14 @@ def test_cell_sums_as_lanes_give_the_same_runs_on_every_path(kind: str, monkeypa
             a = 2 / 3 if kind == "VI(a=2/3)" else 1.0
             loss = _core.CountLoss.builtin(kind[:2], a, 2.0 - a, draws.n)
         found = {}
-        for path in _core.simd_paths():
+        # Every path, and the widest with SALSOX_CELL_LANES=off (each cell loaded on its own).
+        for path, lanes in [(p, "auto") for p in _core.simd_paths()] + [(_core.simd_paths()[-1], "off")]:
             monkeypatch.setenv("SALSOX_SIMD", path)
+            monkeypatch.setenv("SALSOX_CELL_LANES", lanes)
             raw = _core.salso_counts(draws, loss, cap, runs, seed=5, **{**OPTIONS, "n_jobs": jobs})
-            found[path] = ([(float(r["loss"]).hex(), r["scans"], r["zealous_attempts"]) for r in raw["runs"]],
-                           np.asarray(raw["labels"]).tolist())
-        assert all(record == found["baseline"] for record in found.values()), (kind, x.shape)
+            found[path, lanes] = ([(float(r["loss"]).hex(), r["scans"], r["zealous_attempts"]) for r in raw["runs"]],
+                                  np.asarray(raw["labels"]).tolist())
+        assert all(record == found["baseline", "auto"] for record in found.values()), (kind, x.shape)
 
 
 def test_a_bad_cell_lanes_setting_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:

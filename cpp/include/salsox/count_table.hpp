@@ -384,7 +384,8 @@ class CountTableState {
   template <SimdPath P>
   SALSOX_INLINE void score_nid(std::int64_t i, double* out);
   // Whether NVI's and NID's scores take every slot as a lane on the AVX2 and AVX-512 paths,
-  // up to kLaneVectors vectors of four slots (scores_entropy.hpp; SALSOX_CELL_LANES).
+  // up to kLaneVectors vectors of four slots (scores_entropy.hpp), and the cell sums on the
+  // AVX-512 path (cell_lanes.hpp; SALSOX_CELL_LANES).
   static bool cell_lanes_allowed();
   static constexpr std::int32_t kLaneVectors = 8;
   bool lane_cells_ = cell_lanes_allowed();

@@ -26,8 +26,9 @@ inline bool CountTableState<Label, Count>::cell_cache_allowed() {
 }
 
 // SALSOX_CELL_LANES=off makes NVI's and NID's scores visit only the nonzero cells even where
-// they could take every slot as a lane (for tests and measurements: the searches are the same
-// either way); auto (or unset) keeps the lanes (score_nvi).
+// they could take every slot as a lane, and the cell sums of VI, ID and the tabulated losses
+// load each cell (for tests and measurements: the searches are the same either way); auto (or
+// unset) keeps the lanes (score_nvi, cell_sums_pass).
 template <class Label, class Count>
 inline bool CountTableState<Label, Count>::cell_lanes_allowed() {
   const char* env = std::getenv("SALSOX_CELL_LANES");

@@ -154,13 +154,14 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, blocks, q + 1, pw);
   // On the AVX-512 path, a pass over every slot takes them as lanes (cell_lanes.hpp) where they
-  // number 5 to 32 and at most four, besides the item's own, hold 16 items or more.
+  // number 5 to 32 and at most four, besides the item's own, hold 16 items or more (unless
+  // SALSOX_CELL_LANES=off).
   std::int32_t vectors = 0, nbig = 0;
   alignas(64) std::int64_t dc16[16] = {};
   std::int32_t big[4] = {};
 #if SALSOX_SIMD_X86
   if constexpr (kAll && !kAdd) {
-    if (simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
+    if (lane_cells_ && simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
       for (std::int32_t k = 0; k < q && nbig <= 4; ++k)
         if (size_[k] >= 16 && !(kOwn && k == old)) {
           if (nbig < 4) big[nbig] = k;
