@@ -10,7 +10,7 @@ import functools
 import os
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -60,6 +60,20 @@ def best_times(fns: Sequence[Callable[[], object]], repeat: int = 3) -> List[Tup
             results[j] = fn()
             best[j] = min(best[j], time.perf_counter() - t0)
     return list(zip(best, results))
+
+
+def engine_setting_main(doc: str, variable: str, losses: Sequence[str], what: str,
+                        argv: Optional[List[str]] = None) -> None:
+    """The command line of a script that times engine setting `variable` off and on
+    (--datasets, --losses among `losses`, --repeat; see time_engine_setting)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--losses", nargs="*", default=list(losses), choices=losses)
+    parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per setting")
+    args = parser.parse_args(argv)
+    time_engine_setting(variable, args.datasets, args.losses, args.repeat, what)
 
 
 def time_engine_setting(variable: str, datasets: Sequence[str], losses: Sequence[str], repeat: int,

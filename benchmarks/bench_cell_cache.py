@@ -16,21 +16,15 @@ each, and prints the ratio off/on (above 1: the cache is faster) and the estimat
 
 from __future__ import annotations
 
-import argparse
-from typing import List
+from typing import List, Optional
 
-from _common import DATASETS, time_engine_setting
+from _common import engine_setting_main
 
 LOSSES = ("VI", "VI_a2_3", "ID")  # row names of r_salso.csv whose losses score by cell sums
 
 
-def main(argv: List[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=DATASETS)
-    parser.add_argument("--losses", nargs="*", default=list(LOSSES), choices=LOSSES)
-    parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per setting")
-    args = parser.parse_args(argv)
-    time_engine_setting("SALSOX_CELL_CACHE", args.datasets, args.losses, args.repeat, "the cache")
+def main(argv: Optional[List[str]] = None) -> None:
+    engine_setting_main(__doc__, "SALSOX_CELL_CACHE", LOSSES, "the cache", argv)
 
 
 if __name__ == "__main__":

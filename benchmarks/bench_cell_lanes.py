@@ -17,21 +17,15 @@ each, and prints the ratio off/on (above 1: the lanes are faster) and the estima
 
 from __future__ import annotations
 
-import argparse
-from typing import List
+from typing import List, Optional
 
-from _common import DATASETS, time_engine_setting
+from _common import engine_setting_main
 
 LOSSES = ("VI", "VI_a2_3", "ID", "NVI", "NID")  # row names of r_salso.csv whose scores take lanes
 
 
-def main(argv: List[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=DATASETS)
-    parser.add_argument("--losses", nargs="*", default=list(LOSSES), choices=LOSSES)
-    parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per setting")
-    args = parser.parse_args(argv)
-    time_engine_setting("SALSOX_CELL_LANES", args.datasets, args.losses, args.repeat, "the lanes")
+def main(argv: Optional[List[str]] = None) -> None:
+    engine_setting_main(__doc__, "SALSOX_CELL_LANES", LOSSES, "the lanes", argv)
 
 
 if __name__ == "__main__":
