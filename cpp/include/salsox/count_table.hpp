@@ -67,7 +67,6 @@ class CountTableState {
     inv_he_.assign(kd_ + 1 + kSimdPad, 0.0);
     sorted_he_.assign(kd_ + 1, 0.0);
     order_.assign(kd_ + 1, 0);
-    bucket_n_.assign(kd_ + 2, 0);
     bucket_a_.assign(kd_ + 2, 0.0);
     bucket_b_.assign(kd_ + 2, 0.0);
     bucket_c_.assign(kd_ + 2, 0.0);
@@ -521,7 +520,6 @@ class CountTableState {
   // Scratch for the non-additive scores, indexed by slot (0..q) or bucket (0..q+1).
   std::vector<double> e_norm_, e_x_, he_, inv_he_, sorted_he_;
   std::vector<std::int32_t> order_;
-  std::vector<std::int64_t> bucket_n_;
   std::vector<double> bucket_a_, bucket_b_, bucket_c_;
   std::vector<std::int64_t> acc_int_, part_int_;
   int threads_ = 1;  // threads inside one run (over draws)

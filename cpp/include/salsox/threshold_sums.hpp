@@ -1,0 +1,140 @@
+// Sums of the values at most each of a few thresholds, for ID's score of an unallocated item
+// (score_id in scores_entropy.hpp): per slot, the sum and the number of the draw entropies Hr
+// at most that slot's estimate entropy. Summed over the draws in eight lanes on every path, the
+// thresholds four at a time: one pass with a bucket per draw added to memory waited on the store
+// of the draw before whenever two draws shared a bucket (a fifth of ex1's ID search).
+//
+// Lane j takes the values t = j, j + 8, ... in order, and the lanes are added as
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the same bits on every path.
+#pragma once
+#include <cstdint>
+
+#include "simd.hpp"
+
+#if SALSOX_SIMD_X86
+#include <immintrin.h>
+#endif
+
+namespace salsox {
+
+constexpr int kThresholdLanes = 8;
+
+inline double add_threshold_lanes(const double* l) {
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+inline void threshold_sums_baseline(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
+                                    double* count) {
+  for (std::int32_t p = 0; p < m; ++p) {
+    double s[kThresholdLanes] = {};
+    std::int64_t c = 0;
+    const double bound = th[p];
+    for (std::int64_t t = 0; t < n; t += kThresholdLanes)
+      for (int j = 0; j < kThresholdLanes; ++j)
+        if (x[t + j] <= bound) {
+          s[j] += x[t + j];
+          ++c;
+        }
+    sum[p] = add_threshold_lanes(s);
+    count[p] = static_cast<double>(c);
+  }
+}
+
+#if SALSOX_SIMD_X86
+template <int G>
+SALSOX_TARGET_AVX512 inline void threshold_group_avx512(const double* x, std::int64_t n, const double* th,
+                                                        double* sum, double* count) {
+  __m512d s[G], bound[G];
+  __m512i c[G];
+  const __m512i one = _mm512_set1_epi64(1);
+  for (int g = 0; g < G; ++g) {
+    s[g] = _mm512_setzero_pd();
+    bound[g] = _mm512_set1_pd(th[g]);
+    c[g] = _mm512_setzero_si512();
+  }
+  for (std::int64_t t = 0; t < n; t += kThresholdLanes) {
+    const __m512d v = _mm512_loadu_pd(x + t);
+    for (int g = 0; g < G; ++g) {
+      const __mmask8 in = _mm512_cmp_pd_mask(v, bound[g], _CMP_LE_OQ);
+      s[g] = _mm512_mask_add_pd(s[g], in, s[g], v);
+      c[g] = _mm512_mask_add_epi64(c[g], in, c[g], one);
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    alignas(64) double lanes[kThresholdLanes];
+    _mm512_store_pd(lanes, s[g]);
+    sum[g] = add_threshold_lanes(lanes);
+    count[g] = static_cast<double>(_mm512_reduce_add_epi64(c[g]));
+  }
+}
+
+SALSOX_TARGET_AVX512 inline void threshold_sums_avx512(const double* x, std::int64_t n, const double* th,
+                                                       std::int32_t m, double* sum, double* count) {
+  std::int32_t p = 0;
+  for (; p + 4 <= m; p += 4) threshold_group_avx512<4>(x, n, th + p, sum + p, count + p);
+  switch (m - p) {
+    case 3: threshold_group_avx512<3>(x, n, th + p, sum + p, count + p); break;
+    case 2: threshold_group_avx512<2>(x, n, th + p, sum + p, count + p); break;
+    case 1: threshold_group_avx512<1>(x, n, th + p, sum + p, count + p); break;
+    default: break;
+  }
+}
+
+// Lanes 0-3 in one vector, 4-7 in the other.
+template <int G>
+SALSOX_TARGET_AVX2 inline void threshold_group_avx2(const double* x, std::int64_t n, const double* th, double* sum,
+                                                    double* count) {
+  __m256d s[G][2], bound[G];
+  __m256i c[G];
+  for (int g = 0; g < G; ++g) {
+    s[g][0] = s[g][1] = _mm256_setzero_pd();
+    bound[g] = _mm256_set1_pd(th[g]);
+    c[g] = _mm256_setzero_si256();
+  }
+  for (std::int64_t t = 0; t < n; t += kThresholdLanes) {
+    const __m256d v[2] = {_mm256_loadu_pd(x + t), _mm256_loadu_pd(x + t + 4)};
+    for (int g = 0; g < G; ++g)
+      for (int u = 0; u < 2; ++u) {
+        const __m256d in = _mm256_cmp_pd(v[u], bound[g], _CMP_LE_OQ);
+        s[g][u] = _mm256_blendv_pd(s[g][u], _mm256_add_pd(s[g][u], v[u]), in);
+        c[g] = _mm256_sub_epi64(c[g], _mm256_castpd_si256(in));  // an all-ones lane is -1
+      }
+  }
+  for (int g = 0; g < G; ++g) {
+    alignas(32) double lanes[kThresholdLanes];
+    alignas(32) std::int64_t n4[4];
+    _mm256_store_pd(lanes, s[g][0]);
+    _mm256_store_pd(lanes + 4, s[g][1]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(n4), c[g]);
+    sum[g] = add_threshold_lanes(lanes);
+    count[g] = static_cast<double>(n4[0] + n4[1] + n4[2] + n4[3]);
+  }
+}
+
+SALSOX_TARGET_AVX2 inline void threshold_sums_avx2(const double* x, std::int64_t n, const double* th, std::int32_t m,
+                                                   double* sum, double* count) {
+  std::int32_t p = 0;
+  for (; p + 4 <= m; p += 4) threshold_group_avx2<4>(x, n, th + p, sum + p, count + p);
+  switch (m - p) {
+    case 3: threshold_group_avx2<3>(x, n, th + p, sum + p, count + p); break;
+    case 2: threshold_group_avx2<2>(x, n, th + p, sum + p, count + p); break;
+    case 1: threshold_group_avx2<1>(x, n, th + p, sum + p, count + p); break;
+    default: break;
+  }
+}
+#endif
+
+// For p < m: sum[p] = the sum of the x[t] <= th[p] (t < n) and count[p] = how many there are.
+// n is a multiple of kThresholdLanes (pad with +infinity, which no threshold takes); NaN
+// values are taken by none.
+template <SimdPath P>
+inline void threshold_sums(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
+                           double* count) {
+#if SALSOX_SIMD_X86
+  if constexpr (P == SimdPath::AVX512) return threshold_sums_avx512(x, n, th, m, sum, count);
+  if constexpr (P == SimdPath::AVX2) return threshold_sums_avx2(x, n, th, m, sum, count);
+#endif
+  threshold_sums_baseline(x, n, th, m, sum, count);
+}
+
+}  // namespace salsox
