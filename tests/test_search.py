@@ -129,37 +129,53 @@ def test_rastelli_friel_mode_is_a_greedy_search_to_a_local_minimum(loss):
     assert full.expected_loss <= est.expected_loss
 
 
+def _numpy_entropies(tables):
+    """Entropies (bits) of the draw clusters, the estimate's and the joint, per table."""
+    t = tables.astype(float)
+    m = np.maximum(t.sum(axis=(1, 2)), 1.0)
+
+    def entropy(counts, axes):
+        return np.log2(m) - (counts * np.log2(np.where(counts > 0, counts, 1.0))).sum(axis=axes) / m
+
+    return entropy(t.sum(axis=2), 1), entropy(t.sum(axis=1), 1), entropy(t, (1, 2))
+
+
 class _NumpyID(salsox.plugins.ContingencyLoss):
-    """ID from the contingency tables in plain numpy (bits): Hj - min(Hr, He)."""
+    """ID from the contingency tables in plain numpy: Hj - min(Hr, He)."""
 
     name = "numpy-ID"
 
     def loss(self, tables):
-        t = tables.astype(float)
-        m = t.sum(axis=(1, 2))
-        lm = np.log2(np.maximum(m, 1.0))
-
-        def entropy(counts, axes):
-            safe = np.where(counts > 0, counts, 1.0)
-            return lm - (counts * np.log2(safe)).sum(axis=axes) / np.maximum(m, 1.0)
-
-        hj, hr, he = entropy(t, (1, 2)), entropy(t.sum(axis=2), 1), entropy(t.sum(axis=1), 1)
+        hr, he, hj = _numpy_entropies(tables)
         return np.maximum(0.0, hj - np.minimum(hr, he))
 
 
-# Sequential allocation and zealous updates score items not yet allocated, through a pass of
-# their own in ID (the draws' entropies depend on the item): every run must take the steps
-# that the loss computed from scratch takes.
-def test_id_scores_unallocated_items_as_the_loss_from_scratch():
-    for draws in (load_draws("iris")[::10], load_draws("galaxy")[::200]):
+class _NumpyNID(salsox.plugins.ContingencyLoss):
+    """NID from the contingency tables in plain numpy: (Hj - min(Hr, He)) / max(Hr, He)."""
+
+    name = "numpy-NID"
+
+    def loss(self, tables):
+        hr, he, hj = _numpy_entropies(tables)
+        top = np.maximum(hr, he)
+        return np.where(top > 0, np.maximum(0.0, hj - np.minimum(hr, he)) / np.where(top > 0, top, 1.0), 0.0)
+
+
+# Sequential allocation and zealous updates score items not yet allocated, through passes of
+# their own in ID and NID (the draws' entropies depend on the item): every run must take the
+# steps that the loss computed from scratch takes.
+@pytest.mark.parametrize("loss, numpy_loss", [("ID", _NumpyID()), ("NID", _NumpyNID())])
+def test_unallocated_items_are_scored_as_the_loss_from_scratch(loss, numpy_loss):
+    for draws in (load_draws("iris")[::10], load_draws("galaxy")[::100]):
         options = dict(seed=3, n_runs=4, n_jobs=1, prob_sequential=1.0)
-        got = salsox.salso(draws, "ID", engine="counts", **options)
-        want = salsox.salso(draws, _NumpyID(), **options)
+        got = salsox.salso(draws, loss, engine="counts", **options)
+        want = salsox.salso(draws, numpy_loss, **options)
         assert want.info["engine"] == "python"
         np.testing.assert_array_equal(got.labels, want.labels)
         for g, w in zip(got.info["runs"], want.info["runs"]):
             assert (g["run"], g["scans"], g["zealous_accepts"]) == (w["run"], w["scans"], w["zealous_accepts"])
             assert g["loss"] == pytest.approx(w["loss"], rel=1e-12)
+        assert sum(r["zealous_attempts"] for r in got.info["runs"]) > 0
 
 
 def test_sweetening_alone_reaches_a_local_minimum_after_sequential_allocation():

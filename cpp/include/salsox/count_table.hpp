@@ -374,7 +374,6 @@ class CountTableState {
   struct EntropyScale;
   void slot_entropies(const EntropyScale& ent);
   void sort_slots();
-  SALSOX_INLINE std::int32_t bucket(double hr) const;
   template <SimdPath P>
   SALSOX_INLINE void score_nvi(std::int64_t i, double* out);
   template <SimdPath P>

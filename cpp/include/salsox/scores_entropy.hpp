@@ -17,6 +17,16 @@
 
 namespace salsox {
 
+// An unallocated item's NID terms in one draw, kept by chunks of draws (see score_nid): Hr,
+// then Hj - Hr, Hj / Hr and 1 / Hr, each kNidTerms further on (a chunk and its padding).
+constexpr std::int64_t kNidTerms = 256 + kThresholdLanes;
+inline void nid_terms(double* at, double hr, double hj, double inv_hr) {
+  at[0] = hr;
+  at[kNidTerms] = hj - hr;
+  at[2 * kNidTerms] = hj * inv_hr;
+  at[3 * kNidTerms] = inv_hr;
+}
+
 // Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
 template <class Label, class Count>
 struct CountTableState<Label, Count>::EntropyScale {
@@ -52,15 +62,6 @@ inline void CountTableState<Label, Count>::sort_slots() {
     return he_[x] < he_[y] || (he_[x] == he_[y] && x < y);
   });
   for (std::int32_t p = 0; p <= q_; ++p) sorted_he_[p] = he_[order_[p]];
-}
-
-// Number of sorted slot entropies below hr: draws in bucket b <= p have hr <= the p-th
-// smallest estimate entropy, draws above it have hr greater.
-template <class Label, class Count>
-inline std::int32_t CountTableState<Label, Count>::bucket(double hr) const {
-  std::int32_t b = 0;
-  for (std::int32_t p = 0; p <= q_; ++p) b += sorted_he_[p] < hr;
-  return b;
 }
 
 // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
@@ -292,8 +293,8 @@ inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& en
 }
 
 // NID = 1 - (Hr + He - Hj) / max(Hr, He) (0 when the maximum is negligible); in a zero cell
-// (Hj - He) / Hr when Hr > He, else (Hj - Hr) / He. With the draws bucketed as for ID, a
-// slot's zero cells sum to sum_{b <= p}(Hj - Hr) / He + sum_{b > p} Hj/Hr - He sum_{b > p} 1/Hr.
+// (Hj - He) / Hr when Hr > He, else (Hj - Hr) / He. So a slot's zero cells sum to
+// sum_{Hr <= He}(Hj - Hr) / He + sum_{Hr > He} Hj/Hr - He sum_{Hr > He} 1/Hr.
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out) {
@@ -314,8 +315,8 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   };
   // Both passes sum by chunks of draws (draw_chunks): first the cells of the slots 0..q (the
   // new cluster's staying 0; `width` of them, whole vectors with lanes), then, scoring an
-  // unallocated item, the three bucket sums. On the AVX2 and AVX-512 paths, up to 31 slots,
-  // every slot is a lane of nid_draws_avx2 (see score_nvi: the same bits).
+  // unallocated item, the three sums split by each He. On the AVX2 and AVX-512 paths, up to
+  // 31 slots, every slot is a lane of nid_draws_avx2 (see score_nvi: the same bits).
   const std::int32_t slots = q + 1;
   const std::int32_t vectors = (slots + 3) / 4;
   bool lanes = false;
@@ -362,45 +363,63 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
       bucket_c_[b] = sc;
     }
   } else {
-    const std::int32_t nb = q + 2;
-    sums = draw_chunks<P>(width + 3 * nb, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
-                                              SALSOX_INLINE {
+    // Scoring an unallocated item, the pass also keeps each draw's Hr and its three terms
+    // (Hj - Hr, Hj / Hr, 1 / Hr; kNidTerms apart), and per chunk sums the first over the draws
+    // with Hr at most each sorted He, the others over the draws above (threshold_split_sums).
+    sums = draw_chunks<P>(width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
+                                                 SALSOX_INLINE {
+      alignas(64) double terms[4 * kNidTerms];
 #if SALSOX_SIMD_X86
-      if (lanes) return nid_lanes<false>(vectors, i, lo, hi, ent, acc, nullptr);
+      if (lanes) {
+        nid_lanes<false>(vectors, i, lo, hi, ent, acc, terms);
+      } else
 #endif
-      double* sa = acc + width;
-      double* sb = sa + nb;
-      double* sc = sb + nb;
-      for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
-        const double hr = ent(Dn), hj = ent(J);
-        const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-        const std::int32_t b = bucket(hr);
-        sa[b] += hj - hr;
-        sb[b] += hj * inv_hr;
-        sc[b] += inv_hr;
-        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-          cell(acc, k, row[k] - (k == dec), hr, inv_hr);
+      {
+        for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t h)
+                                 SALSOX_INLINE {
+          const double hr = ent(Dn), hj = ent(J);
+          const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+          nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
+          for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+            cell(acc, k, row[k] - (k == dec), hr, inv_hr);
+          });
         });
-      });
+      }
+      static_assert(kDrawChunk + kThresholdLanes <= kNidTerms, "a chunk's terms and their padding");
+      std::int64_t t = hi - lo;
+      for (; t % kThresholdLanes != 0; ++t) {  // taken by no threshold, and adding 0 above them
+        terms[t] = std::numeric_limits<double>::infinity();
+        terms[kNidTerms + t] = terms[2 * kNidTerms + t] = terms[3 * kNidTerms + t] = 0.0;
+      }
+      double* below = acc + width;
+      threshold_split_sums<P>(terms, terms + kNidTerms, terms + 2 * kNidTerms, terms + 3 * kNidTerms, t,
+                              sorted_he_.data(), slots, below, below + slots, below + 2 * slots);
     });
-    std::copy(sums + width, sums + width + nb, bucket_a_.begin());
-    std::copy(sums + width + nb, sums + width + 2 * nb, bucket_b_.begin());
-    std::copy(sums + width + 2 * nb, sums + width + 3 * nb, bucket_c_.begin());
   }
   std::copy(sums, sums + slots, acc_.begin());
-  // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
-  // would cancel badly when some Hr are small).
-  double above_b = 0.0, above_c = 0.0;
-  for (std::int32_t p = q_; p >= 0; --p) {
-    above_b += bucket_b_[p + 1];
-    above_c += bucket_c_[p + 1];
-    const std::int32_t k = order_[p];
-    out[k] = above_b - sorted_he_[p] * above_c - ent.inv_m * acc_[k];
+  if (old_ >= 0) {
+    // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
+    // would cancel badly when some Hr are small).
+    double above_b = 0.0, above_c = 0.0;
+    for (std::int32_t p = q_; p >= 0; --p) {
+      above_b += bucket_b_[p + 1];
+      above_c += bucket_c_[p + 1];
+      const std::int32_t k = order_[p];
+      out[k] = above_b - sorted_he_[p] * above_c - ent.inv_m * acc_[k];
+    }
+    double below_a = 0.0;
+    for (std::int32_t p = 0; p <= q_; ++p) {
+      below_a += bucket_a_[p];
+      out[order_[p]] += below_a * inv_he_[order_[p]];
+    }
+    return;
   }
-  double below_a = 0.0;
+  const double* below = sums + width;
+  const double* above_b = below + slots;
+  const double* above_c = above_b + slots;
   for (std::int32_t p = 0; p <= q_; ++p) {
-    below_a += bucket_a_[p];
-    out[order_[p]] += below_a * inv_he_[order_[p]];
+    const std::int32_t k = order_[p];
+    out[k] = above_b[p] - sorted_he_[p] * above_c[p] - ent.inv_m * acc_[k] + below[p] * inv_he_[k];
   }
 }
 
@@ -425,8 +444,8 @@ inline void CountTableState<Label, Count>::nid_lanes(std::int32_t vectors, std::
 
 // score_nid's passes over draws hi-1 down to lo with slots 0 .. 4V-1 as lanes (see
 // nvi_draws_avx2): each draw's scalar terms as in score_nid's loops (kAlloc: a scan's, Hj
-// recorded at the draw's rank; else an unallocated item's, its bucket sums after the lanes at
-// acc[4V]), then in every lane whose cell is nonzero the cell loop's weight times the cell's
+// recorded at the draw's rank in hj_at; else an unallocated item's, kept in hj_at by
+// nid_terms), then in every lane whose cell is nonzero the cell loop's weight times the cell's
 // gathered table difference, added to the lane's sum in a register.
 template <class Label, class Count>
 template <int V, bool kAlloc>
@@ -434,7 +453,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
                                                                      std::int64_t hi, const EntropyScale& ent,
                                                                      double* acc, double* hj_at) const {
   constexpr std::int64_t kAhead = 8;
-  const std::int32_t q = q_, dec = old_, nb = q_ + 2;
+  const std::int32_t q = q_, dec = old_;
   const __m256d zero = _mm256_setzero_pd();
   __m256d sum[V], he[V], inv_he[V];
   __m128i keep[V], at_dec[V];
@@ -446,9 +465,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
     keep[v] = _mm_cmplt_epi32(k, _mm_set1_epi32(q));
     at_dec[v] = _mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));
   }
-  double* sa = acc + 4 * V;
-  double* sb = sa + nb;
-  double* sc = sb + nb;
+  double* const terms = hj_at;  // (an unallocated item's terms, see score_nid)
   const double* dc = dcell_.data();
   const Label* lab = d_.item(i);
   for (std::int64_t h = hi - 1; h >= lo; --h) {
@@ -463,10 +480,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
       hr = ent(D_[h] + ddraw_[row[cap_]]);
       const double hj = ent(J_[h]);
       inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-      const std::int32_t b = bucket(hr);
-      sa[b] += hj - hr;
-      sb[b] += hj * inv_hr;
-      sc[b] += inv_hr;
+      nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
     }
     const __m256d hrv = _mm256_set1_pd(hr), inv_hrv = _mm256_set1_pd(inv_hr);
     for (int v = 0; v < V; ++v) {

@@ -1,8 +1,8 @@
-// Sums of the values at most each of a few thresholds, for ID's score of an unallocated item
-// (score_id in scores_entropy.hpp): per slot, the sum and the number of the draw entropies Hr
-// at most that slot's estimate entropy. Summed over the draws in eight lanes on every path, the
-// thresholds four at a time: one pass with a bucket per draw added to memory waited on the store
-// of the draw before whenever two draws shared a bucket (a fifth of ex1's ID search).
+// Sums split by a few thresholds, for ID's and NID's scores of an unallocated item (score_id
+// and score_nid in scores_entropy.hpp): per slot, sums over the draws whose entropy Hr is at
+// most that slot's estimate entropy, or above it. Summed over the draws in eight lanes on every
+// path, a few thresholds at a time: one pass with a bucket per draw added to memory waited on
+// the store of the draw before whenever two draws shared a bucket (a fifth of ex1's ID search).
 //
 // Lane j takes the values t = j, j + 8, ... in order, and the lanes are added as
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the same bits on every path.
@@ -135,6 +135,113 @@ inline void threshold_sums(const double* x, std::int64_t n, const double* th, st
   if constexpr (P == SimdPath::AVX2) return threshold_sums_avx2(x, n, th, m, sum, count);
 #endif
   threshold_sums_baseline(x, n, th, m, sum, count);
+}
+
+// threshold_split_sums: for p < m, below[p] = the sum of the a[t] with x[t] <= th[p], and
+// above_b[p], above_c[p] the sums of the b[t], c[t] with x[t] above th[p] (or NaN), t < n.
+
+inline void threshold_split_baseline(const double* x, const double* a, const double* b, const double* c,
+                                     std::int64_t n, const double* th, std::int32_t m, double* below,
+                                     double* above_b, double* above_c) {
+  for (std::int32_t p = 0; p < m; ++p) {
+    double sa[kThresholdLanes] = {}, sb[kThresholdLanes] = {}, sc[kThresholdLanes] = {};
+    const double bound = th[p];
+    for (std::int64_t t = 0; t < n; t += kThresholdLanes)
+      for (int j = 0; j < kThresholdLanes; ++j) {
+        if (x[t + j] <= bound) {
+          sa[j] += a[t + j];
+        } else {
+          sb[j] += b[t + j];
+          sc[j] += c[t + j];
+        }
+      }
+    below[p] = add_threshold_lanes(sa);
+    above_b[p] = add_threshold_lanes(sb);
+    above_c[p] = add_threshold_lanes(sc);
+  }
+}
+
+#if SALSOX_SIMD_X86
+template <int G>
+SALSOX_TARGET_AVX512 inline void threshold_split_group_avx512(const double* x, const double* a, const double* b,
+                                                              const double* c, std::int64_t n, const double* th,
+                                                              double* below, double* above_b, double* above_c) {
+  __m512d sa[G], sb[G], sc[G], bound[G];
+  for (int g = 0; g < G; ++g) {
+    sa[g] = sb[g] = sc[g] = _mm512_setzero_pd();
+    bound[g] = _mm512_set1_pd(th[g]);
+  }
+  for (std::int64_t t = 0; t < n; t += kThresholdLanes) {
+    const __m512d v = _mm512_loadu_pd(x + t), va = _mm512_loadu_pd(a + t), vb = _mm512_loadu_pd(b + t),
+                  vc = _mm512_loadu_pd(c + t);
+    for (int g = 0; g < G; ++g) {
+      const __mmask8 in = _mm512_cmp_pd_mask(v, bound[g], _CMP_LE_OQ);
+      const auto out = static_cast<__mmask8>(~in);
+      sa[g] = _mm512_mask_add_pd(sa[g], in, sa[g], va);
+      sb[g] = _mm512_mask_add_pd(sb[g], out, sb[g], vb);
+      sc[g] = _mm512_mask_add_pd(sc[g], out, sc[g], vc);
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    alignas(64) double lanes[3][kThresholdLanes];
+    _mm512_store_pd(lanes[0], sa[g]);
+    _mm512_store_pd(lanes[1], sb[g]);
+    _mm512_store_pd(lanes[2], sc[g]);
+    below[g] = add_threshold_lanes(lanes[0]);
+    above_b[g] = add_threshold_lanes(lanes[1]);
+    above_c[g] = add_threshold_lanes(lanes[2]);
+  }
+}
+
+SALSOX_TARGET_AVX512 inline void threshold_split_avx512(const double* x, const double* a, const double* b,
+                                                        const double* c, std::int64_t n, const double* th,
+                                                        std::int32_t m, double* below, double* above_b,
+                                                        double* above_c) {
+  std::int32_t p = 0;
+  for (; p + 3 <= m; p += 3)
+    threshold_split_group_avx512<3>(x, a, b, c, n, th + p, below + p, above_b + p, above_c + p);
+  if (m - p == 2) threshold_split_group_avx512<2>(x, a, b, c, n, th + p, below + p, above_b + p, above_c + p);
+  if (m - p == 1) threshold_split_group_avx512<1>(x, a, b, c, n, th + p, below + p, above_b + p, above_c + p);
+}
+
+// Lanes 0-3 in one vector, 4-7 in the other, as threshold_group_avx2.
+SALSOX_TARGET_AVX2 inline void threshold_split_avx2(const double* x, const double* a, const double* b,
+                                                    const double* c, std::int64_t n, const double* th, std::int32_t m,
+                                                    double* below, double* above_b, double* above_c) {
+  for (std::int32_t p = 0; p < m; ++p) {
+    __m256d sa[2], sb[2], sc[2];
+    const __m256d bound = _mm256_set1_pd(th[p]);
+    for (int u = 0; u < 2; ++u) sa[u] = sb[u] = sc[u] = _mm256_setzero_pd();
+    for (std::int64_t t = 0; t < n; t += kThresholdLanes)
+      for (int u = 0; u < 2; ++u) {
+        const std::int64_t at = t + 4 * u;
+        const __m256d in = _mm256_cmp_pd(_mm256_loadu_pd(x + at), bound, _CMP_LE_OQ);
+        sa[u] = _mm256_blendv_pd(sa[u], _mm256_add_pd(sa[u], _mm256_loadu_pd(a + at)), in);
+        sb[u] = _mm256_blendv_pd(_mm256_add_pd(sb[u], _mm256_loadu_pd(b + at)), sb[u], in);
+        sc[u] = _mm256_blendv_pd(_mm256_add_pd(sc[u], _mm256_loadu_pd(c + at)), sc[u], in);
+      }
+    alignas(32) double lanes[3][kThresholdLanes];
+    for (int u = 0; u < 2; ++u) {
+      _mm256_store_pd(lanes[0] + 4 * u, sa[u]);
+      _mm256_store_pd(lanes[1] + 4 * u, sb[u]);
+      _mm256_store_pd(lanes[2] + 4 * u, sc[u]);
+    }
+    below[p] = add_threshold_lanes(lanes[0]);
+    above_b[p] = add_threshold_lanes(lanes[1]);
+    above_c[p] = add_threshold_lanes(lanes[2]);
+  }
+}
+#endif
+
+// n is a multiple of kThresholdLanes (pad with x = +infinity and b = c = 0).
+template <SimdPath P>
+inline void threshold_split_sums(const double* x, const double* a, const double* b, const double* c, std::int64_t n,
+                                 const double* th, std::int32_t m, double* below, double* above_b, double* above_c) {
+#if SALSOX_SIMD_X86
+  if constexpr (P == SimdPath::AVX512) return threshold_split_avx512(x, a, b, c, n, th, m, below, above_b, above_c);
+  if constexpr (P == SimdPath::AVX2) return threshold_split_avx2(x, a, b, c, n, th, m, below, above_b, above_c);
+#endif
+  threshold_split_baseline(x, a, b, c, n, th, m, below, above_b, above_c);
 }
 
 }  // namespace salsox
