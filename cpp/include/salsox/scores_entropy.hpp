@@ -13,6 +13,7 @@
 #endif
 
 #include "count_table.hpp"
+#include "order_by_key.hpp"
 #include "threshold_sums.hpp"
 
 namespace salsox {
@@ -273,11 +274,7 @@ inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& en
     hr_draw_[h] = ent(D_[h]);
     inv_hr_draw_[h] = hr_draw_[h] > ent.tiny ? 1.0 / hr_draw_[h] : 0.0;
   }
-  by_hr_.resize(H);
-  for (std::size_t h = 0; h < H; ++h) by_hr_[h] = static_cast<std::int64_t>(h);
-  std::sort(by_hr_.begin(), by_hr_.end(), [this](std::int64_t x, std::int64_t y) {
-    return hr_draw_[x] < hr_draw_[y] || (hr_draw_[x] == hr_draw_[y] && x < y);
-  });
+  order_by_key(hr_draw_.data(), d_.H, by_hr_);  // (Hr >= +0: ent clamps with vmax(0.0, .))
   hr_sorted_.resize(H);
   inv_hr_sorted_.resize(H);
   rank_.resize(H);
