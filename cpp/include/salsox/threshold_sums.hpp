@@ -8,6 +8,7 @@
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the same bits on every path.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "simd.hpp"
 
@@ -41,6 +42,20 @@ inline void threshold_sums_baseline(const double* x, std::int64_t n, const doubl
 }
 
 #if SALSOX_SIMD_X86
+// group(std::integral_constant<int, G>, p) for thresholds p .. p + G - 1: four at a time, then
+// the rest (each group's sums kept in registers across the values).
+template <class Group>
+inline void in_threshold_groups(std::int32_t m, const Group& group) {
+  std::int32_t p = 0;
+  for (; p + 4 <= m; p += 4) group(std::integral_constant<int, 4>{}, p);
+  switch (m - p) {
+    case 3: group(std::integral_constant<int, 3>{}, p); break;
+    case 2: group(std::integral_constant<int, 2>{}, p); break;
+    case 1: group(std::integral_constant<int, 1>{}, p); break;
+    default: break;
+  }
+}
+
 template <int G>
 SALSOX_TARGET_AVX512 inline void threshold_group_avx512(const double* x, std::int64_t n, const double* th,
                                                         double* sum, double* count) {
@@ -68,16 +83,11 @@ SALSOX_TARGET_AVX512 inline void threshold_group_avx512(const double* x, std::in
   }
 }
 
-SALSOX_TARGET_AVX512 inline void threshold_sums_avx512(const double* x, std::int64_t n, const double* th,
-                                                       std::int32_t m, double* sum, double* count) {
-  std::int32_t p = 0;
-  for (; p + 4 <= m; p += 4) threshold_group_avx512<4>(x, n, th + p, sum + p, count + p);
-  switch (m - p) {
-    case 3: threshold_group_avx512<3>(x, n, th + p, sum + p, count + p); break;
-    case 2: threshold_group_avx512<2>(x, n, th + p, sum + p, count + p); break;
-    case 1: threshold_group_avx512<1>(x, n, th + p, sum + p, count + p); break;
-    default: break;
-  }
+inline void threshold_sums_avx512(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
+                                  double* count) {
+  in_threshold_groups(m, [&](auto group, std::int32_t p) {
+    threshold_group_avx512<decltype(group)::value>(x, n, th + p, sum + p, count + p);
+  });
 }
 
 // Lanes 0-3 in one vector, 4-7 in the other.
@@ -111,16 +121,11 @@ SALSOX_TARGET_AVX2 inline void threshold_group_avx2(const double* x, std::int64_
   }
 }
 
-SALSOX_TARGET_AVX2 inline void threshold_sums_avx2(const double* x, std::int64_t n, const double* th, std::int32_t m,
-                                                   double* sum, double* count) {
-  std::int32_t p = 0;
-  for (; p + 4 <= m; p += 4) threshold_group_avx2<4>(x, n, th + p, sum + p, count + p);
-  switch (m - p) {
-    case 3: threshold_group_avx2<3>(x, n, th + p, sum + p, count + p); break;
-    case 2: threshold_group_avx2<2>(x, n, th + p, sum + p, count + p); break;
-    case 1: threshold_group_avx2<1>(x, n, th + p, sum + p, count + p); break;
-    default: break;
-  }
+inline void threshold_sums_avx2(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
+                                double* count) {
+  in_threshold_groups(m, [&](auto group, std::int32_t p) {
+    threshold_group_avx2<decltype(group)::value>(x, n, th + p, sum + p, count + p);
+  });
 }
 #endif
 
