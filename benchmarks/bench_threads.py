@@ -21,6 +21,10 @@ starting threads and collecting results).
     python benchmarks/bench_threads.py --threads 16 --synthetic 20000 1000   # a 16-core machine
     python benchmarks/bench_threads.py --threads 16 --datasets ex1 --losses VI --per-cpu
     python benchmarks/bench_threads.py --runs 1 --datasets ex1 galaxy   # one run: helping alone
+    python benchmarks/bench_threads.py --threads 16 --bound-only        # the bound, on any machine
+
+With ``--bound-only`` only the one-thread search is timed: "balanced on T" is its bound on T
+threads without helping, "longest run / mean run" how far the slowest run sets it back.
 """
 
 from __future__ import annotations
@@ -103,6 +107,20 @@ def _row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
     return row, best
 
 
+def _bound_row(name: str, draws: Any, loss: str, repeat: int, seed: int, threads: int,
+               engine: Optional[str], runs: int = 16) -> List[Any]:
+    """The one-thread search alone: the balanced bound on T threads and the runs' spread."""
+    best, one = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        est = salsox.salso(draws, loss, seed=seed, engine=engine, n_jobs=1, n_runs=runs)
+        wall = time.perf_counter() - t0
+        if wall < best:
+            best, one = wall, est
+    seconds = [r["seconds"] for r in one.info["runs"]]
+    return [name, loss, one.info["engine"], best, _balanced(seconds, threads), max(seconds) / float(np.mean(seconds))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
@@ -116,6 +134,9 @@ def main() -> None:
                         help="runs per search (1: how much the idle threads speed up a single run)")
     parser.add_argument("--per-cpu", action="store_true",
                         help="also time the one-thread search pinned to each CPU in turn (Linux)")
+    parser.add_argument("--bound-only", action="store_true",
+                        help="time only the one-thread search and print the balanced bound on T threads "
+                             "(for a T this machine lacks)")
     parser.add_argument("--synthetic", nargs=2, type=int, metavar=("N", "H"),
                         help="also N items x H draws of benchmarks/synthetic.py (k = 20)")
     args = parser.parse_args()
@@ -129,6 +150,15 @@ def main() -> None:
         n, H = args.synthetic
         sets.append((f"synthetic {n}x{H}", lambda: synthetic_draws(n, H, k=20, seed=1)))
     rows = []
+    if args.bound_only:
+        for name, make in sets:
+            draws = salsox.Draws(make())
+            for loss in args.losses:
+                rows.append(_bound_row(name, draws, loss, args.repeat, args.seed, T, engine, args.runs))
+        print_table(["dataset", "loss", "engine", "1 thread (s)", f"balanced on {T}", "longest run / mean run"], rows)
+        below = sum(r[4] < 0.75 * T for r in rows)
+        print(f"\nbalanced on {T} below {0.75 * T:g}x (helping must shorten the longest run): {below} of {len(rows)}")
+        return
     for name, make in sets:
         draws = salsox.Draws(make())
         for loss in args.losses:
