@@ -25,6 +25,7 @@
 #include "count_loss.hpp"
 #include "count_types.hpp"
 #include "draws.hpp"
+#include "order_by_key.hpp"
 #include "threads.hpp"
 #include "simd.hpp"
 
@@ -544,6 +545,7 @@ class CountTableState {
   // Draw entropies for the ID and NID scans (see draw_entropies).
   std::vector<double> hr_draw_, inv_hr_draw_, hr_sorted_, inv_hr_sorted_, hr_prefix_;
   std::vector<std::int64_t> by_hr_, rank_;
+  std::vector<KeyedIndex> sort_a_, sort_b_;  // order_by_key's scratch
   bool hr_valid_ = false;
   // Scratch for score_nid: each draw's joint entropy, at the draw's rank.
   std::vector<double> hj_by_rank_;

@@ -27,7 +27,8 @@ inline double CountTableState<Label, Count>::footprint(std::int64_t rows, std::i
   if (order == RowOrder::ByLabel) rows = H * kmax;
   const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2 * line;
   const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
-  const double per_draw = tracked ? 12.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
+  // The tracked losses' per-draw sums and entropies (12 words a draw) and order_by_key's scratch (4).
+  const double per_draw = tracked ? 16.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
   const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
   return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
 }

@@ -10,15 +10,17 @@
 
 namespace salsox {
 
+// A key's bit pattern and its index, as the sort moves them.
+struct KeyedIndex {
+  std::uint64_t bits;
+  std::int64_t index;
+};
+
 // order = 0..n-1 sorted by key (doubles >= +0, no NaN), ties by index (as std::sort with the
 // comparison (key[x], x) < (key[y], y)). Least significant byte first, skipping the bytes that
-// every key shares.
-inline void order_by_key(const double* key, std::int64_t n, std::vector<std::int64_t>& order) {
-  struct Item {
-    std::uint64_t bits;
-    std::int64_t index;
-  };
-  thread_local std::vector<Item> a, b;
+// every key shares; a and b are the caller's scratch (n each).
+inline void order_by_key(const double* key, std::int64_t n, std::vector<std::int64_t>& order,
+                         std::vector<KeyedIndex>& a, std::vector<KeyedIndex>& b) {
   const auto N = static_cast<std::size_t>(n);
   a.resize(N);
   b.resize(N);
@@ -38,7 +40,7 @@ inline void order_by_key(const double* key, std::int64_t n, std::vector<std::int
       x = at;
       at += k;
     }
-    for (const Item& it : a) b[static_cast<std::size_t>(c[(it.bits >> (8 * d)) & 0xff]++)] = it;
+    for (const KeyedIndex& it : a) b[static_cast<std::size_t>(c[(it.bits >> (8 * d)) & 0xff]++)] = it;
     a.swap(b);
   }
   order.resize(N);

@@ -13,7 +13,6 @@
 #endif
 
 #include "count_table.hpp"
-#include "order_by_key.hpp"
 #include "threshold_sums.hpp"
 
 namespace salsox {
@@ -274,7 +273,7 @@ inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& en
     hr_draw_[h] = ent(D_[h]);
     inv_hr_draw_[h] = hr_draw_[h] > ent.tiny ? 1.0 / hr_draw_[h] : 0.0;
   }
-  order_by_key(hr_draw_.data(), d_.H, by_hr_);  // (Hr >= +0: ent clamps with vmax(0.0, .))
+  order_by_key(hr_draw_.data(), d_.H, by_hr_, sort_a_, sort_b_);  // (Hr >= +0: ent clamps with vmax(0.0, .))
   hr_sorted_.resize(H);
   inv_hr_sorted_.resize(H);
   rank_.resize(H);
