@@ -66,14 +66,12 @@ inline void CountTableState<Label, Count>::sort_slots() {
 
 // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
 // sum(2 - Hr/Hj) - He_k sum(1/Hj), and the nonzero cells are corrected one by one: on the AVX2
-// and AVX-512 paths, up to 32 slots, every slot as a lane of nvi_draws_avx2, the zero cells
+// path, up to 32 slots, every slot as a lane of nvi_draws_avx2, the zero cells
 // masked out; otherwise visiting only the nonzero cells (for_each_nonzero). Both take the same
 // operations in each cell and add a slot's cells in the draws' order: the same bits. Lanes
 // do a division per slot, visits one per nonzero cell, but a visit costs more than a lane:
-// from a random start every slot holds some of a draw cluster, and even late in a run iris's
-// rows have 8 nonzero cells in 17 slots. Measured, 16 runs, one thread: lanes 1.47x (iris),
-// 1.59x (galaxy) and 1.52x (ex1) faster; picking by the last score's share of nonzero cells
-// (lanes from one in 6) was 1-2% slower than lanes always.
+// from a random start every slot holds some of a draw cluster, and even late in a run most of
+// a row's cells are nonzero (benchmarks/bench_ablation.py, cell_lanes).
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
@@ -227,7 +225,7 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
     // draw's Hr, by chunks of draws (draw_chunks), and sums per chunk the Hr at most each
     // sorted He and counts them (threshold_sums; the sums, then from q + 1 the numbers).
     // The cells are VI's exact sums, as in a scan. (One pass of both, with a bucket per draw
-    // added to in memory, took ex1's ID search 1.5x as long.)
+    // added to in memory, was slower: docs/performance.md.)
     const double* th = sorted_he_.data();
     below_sums = draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
                                                 SALSOX_INLINE {
@@ -311,7 +309,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   };
   // Both passes sum by chunks of draws (draw_chunks): first the cells of the slots 0..q (the
   // new cluster's staying 0; `width` of them, whole vectors with lanes), then, scoring an
-  // unallocated item, the three sums split by each He. On the AVX2 and AVX-512 paths, up to
+  // unallocated item, the three sums split by each He. On the AVX2 path, up to
   // 31 slots, every slot is a lane of nid_draws_avx2 (see score_nvi: the same bits).
   const std::int32_t slots = q + 1;
   const std::int32_t vectors = (slots + 3) / 4;
