@@ -1,0 +1,85 @@
+"""Partitions mapped to real numbers, for the convergence statistics.
+
+Labels are arbitrary (label switching), so a partition-valued chain is diagnosed through
+real-valued traces (Duttweiler, Klus, Coull and Thurston, "The Traceplot Thickens"; Lanfear,
+Hua and Warren 2016 for trees): each draw's distance to a few reference draws, one trace per
+reference, and each draw's number of clusters. The VI of every draw to the references is the
+engine's WASABI kernel (``_core.particle_vi``: O(H n) per reference, threaded, Ctrl-C); the
+other distances are the engine's count-table losses, with the draws as the estimates.
+
+Also here: each draw's loss against an estimate (the per-draw loss trace whose mean is the
+estimate's expected loss), for the Monte Carlo standard error of that expected loss.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Type
+
+import numpy as np
+
+from .. import _core
+from ..io import Draws
+from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss
+
+__all__ = ["DISTANCES", "check_distance", "distances_to", "loss_trace", "DECIMALS"]
+
+# Distances (metrics on partitions) a mapping may use; "VI" runs the WASABI kernel.
+DISTANCES: Dict[str, Type[Loss]] = {"VI": VI, "NVI": NVI, "ID": ID, "NID": NID, "binder": Binder}
+
+# Mapped distances are rounded to this many decimals, so that distances equal in exact
+# arithmetic tie whatever order the engine summed them in (R-hat and ESS rank the values).
+DECIMALS = 10
+
+
+def check_distance(distance: object) -> str:
+    """The distance's name, or a ValueError listing the choices."""
+    if isinstance(distance, str):
+        for name in DISTANCES:
+            if distance.lower() == name.lower():
+                return name
+    raise ValueError(f"distance must be one of {sorted(DISTANCES)}, got {distance!r}")
+
+
+def distances_to(draws: Draws, references: np.ndarray, distance: str, n_jobs: int) -> np.ndarray:
+    """(H, R) distance of every draw to each reference (rows of canonical int32 labels), rounded
+    to :data:`DECIMALS`."""
+    refs = np.ascontiguousarray(references, dtype=np.int32)
+    if distance == "VI":
+        out = np.asarray(_core.particle_vi(draws._core, refs, n_jobs))
+    else:
+        # Symmetric losses: each draw as the estimate, the reference as the single "draw".
+        metric = DISTANCES[distance]()
+        rows = np.ascontiguousarray(draws.labels_matrix(), dtype=np.int32)
+        out = np.column_stack([metric._route(Draws(r[None, :])).losses(rows, n_jobs) for r in refs])
+    return np.round(out, DECIMALS)
+
+
+def _transposed(loss: Loss) -> Optional[Loss]:
+    """The loss with the roles of draw and estimate swapped, for the built-in count losses
+    (VI and Binder swap their costs a and b; the others are symmetric); None otherwise."""
+    kind = type(loss)
+    if kind in (VI, Binder):
+        return kind(a=loss.b, b=loss.a)  # type: ignore[attr-defined]
+    if kind in (OMARI, NVI, ID, NID):
+        return loss
+    return None
+
+
+def loss_trace(estimate: np.ndarray, draws: Draws, loss: Loss, n_jobs: int) -> np.ndarray:
+    """(H,) loss of ``estimate`` (canonical int32 labels) against each draw: their mean is the
+    estimate's expected loss. NaN for a PSM-based loss, whose expected loss is no mean over
+    draws (``VI.lb``, ``omARI.approx``)."""
+    if isinstance(loss, PSMLoss):
+        return np.full(draws.n_draws, np.nan)
+    est = np.ascontiguousarray(estimate, dtype=np.int32)
+    swapped = _transposed(loss)
+    if swapped is not None:
+        # One engine call: the draws as estimates, the estimate as the single "draw".
+        rows = np.ascontiguousarray(draws.labels_matrix(), dtype=np.int32)
+        return np.asarray(swapped._route(Draws(est[None, :])).losses(rows, n_jobs), dtype=np.float64)
+    # A plugin loss: each draw on its own (an engine call per draw).
+    matrix = draws.labels_matrix()
+    return np.array(
+        [loss._route(Draws(matrix[h : h + 1])).losses(est[None, :], 1)[0] for h in range(draws.n_draws)],
+        dtype=np.float64,
+    )
