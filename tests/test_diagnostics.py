@@ -9,13 +9,14 @@ traces behind the MCSE, seeds and threads, and every argument error.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
 import pytest
 
 import salsox
-from salsox.datasets import example_draws
+from salsox.datasets import example_draws, sample_dp_mixture, simulate_mixture_data
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)
@@ -107,3 +108,229 @@ def test_reference_mapping_agrees_with_a_numpy_implementation_exactly():
     clusters = np.array([[len(np.unique(d)) for d in chain] for chain in chains], dtype=float)
     np.testing.assert_array_equal(clusters, diag.traces[0])
     assert float(az.rhat(clusters, method="rank")) == diag.rhat[0]
+
+
+def _small_chains(seed: int = 0) -> np.ndarray:
+    """4 chains x 40 draws x 30 items of one posterior (fast)."""
+    return _iid_chains(seed, _draw_set()[:160, :30])
+
+
+def test_every_input_layout_gives_the_same_diagnosis():
+    xr = pytest.importorskip("xarray")
+    chains = _small_chains()
+    c, h, n = chains.shape
+    base = salsox.diagnose(chains, seed=4, **FAST)
+    ids = np.repeat(["a", "b", "c", "d"], h)
+    stacked = chains.reshape(c * h, n)
+    order = np.arange(c * h).reshape(c, h).T.ravel()  # the chains' rows interleaved, each chain's in order
+    z = xr.DataArray(chains + 1, dims=("chain", "draw", "obs"), coords={"obs": [f"i{j}" for j in range(n)]})
+    idata = az.from_dict(posterior={"z": chains})
+    variants = {
+        "list": [chains[k] for k in range(c)],
+        "list of Draws": [salsox.Draws(chains[k]) for k in range(c)],
+        "chains ids": (stacked, ids),
+        "interleaved ids": (stacked[order], ids[order]),
+        "DataArray": z,
+        "Dataset": (z.to_dataset(name="z"), "z"),
+        "InferenceData": (idata, "z"),
+    }
+    for name, x in variants.items():
+        if isinstance(x, tuple) and isinstance(x[1], np.ndarray):
+            diag = salsox.diagnose(x[0], chains=x[1], seed=4, **FAST)
+        else:
+            diag = salsox.diagnose(x, seed=4, **FAST)
+        np.testing.assert_array_equal(diag.traces, base.traces, err_msg=name)
+        np.testing.assert_array_equal(diag.rhat, base.rhat, err_msg=name)
+        np.testing.assert_array_equal(diag.estimate_distance, base.estimate_distance, err_msg=name)
+        np.testing.assert_array_equal(diag.loss_traces, base.loss_traces, err_msg=name)
+    assert salsox.diagnose(stacked, chains=ids, seed=4, **FAST).chain_ids == ["a", "b", "c", "d"]
+    assert salsox.diagnose(z, seed=4, **FAST).chain_draws[0].item_names.tolist()[:2] == ["i0", "i1"]
+
+
+@pytest.mark.parametrize(
+    "loss", ["VI", salsox.VI(a=0.5, b=1.5), salsox.Binder(a=2, b=1), "omARI", "NID", "ID", "NVI"]
+)
+def test_loss_traces_average_to_the_expected_losses(loss):
+    chains = _small_chains(1)
+    diag = salsox.diagnose(chains, loss=loss, seed=2, **FAST)
+    for i, est in enumerate(diag.chain_estimates):
+        for j in range(diag.n_chains):
+            # Each draw's loss, one at a time, by partition_loss (the estimate first).
+            direct = [salsox.partition_loss(est.labels, chains[j][t : t + 1], loss) for t in range(0, 40, 7)]
+            np.testing.assert_allclose(diag.loss_traces[i, j, ::7], direct, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(diag.loss_matrix[i, j], salsox.partition_loss(est.labels, chains[j], loss),
+                                       rtol=1e-9)
+        assert diag.loss_matrix[i, i] == pytest.approx(est.expected_loss, rel=1e-9)
+        assert diag.expected_loss[i] == pytest.approx(salsox.partition_loss(est.labels, chains.reshape(-1, 30), loss))
+        assert diag.mcse[i] == az.mcse(diag.loss_traces[i], method="mean")
+        assert diag.chain_mcse[i] == az.mcse(diag.loss_traces[i, i][None, :], method="mean")
+    assert diag.estimate is diag.chain_estimates[int(np.argmin(diag.expected_loss))]
+
+
+def test_a_plugin_loss_is_traced_draw_by_draw():
+    class PairsApart(salsox.plugins.ContingencyLoss):
+        name = "pairs-apart-diag"
+
+        def loss(self, tables):
+            n = tables.sum(axis=(1, 2)).astype(float)
+            rows = (tables.sum(axis=2) ** 2).sum(axis=1)
+            cols = (tables.sum(axis=1) ** 2).sum(axis=1)
+            return (rows + cols - 2 * (tables**2).sum(axis=(1, 2))) / n**2
+
+    chains = _small_chains(2)[:, :12]
+    diag = salsox.diagnose(chains, loss=PairsApart(), seed=1, n_runs=1, n_references=1)
+    for i, est in enumerate(diag.chain_estimates):
+        np.testing.assert_allclose(
+            diag.loss_traces[i, 0], [salsox.partition_loss(est.labels, d[None], "binder") for d in chains[0]],
+            atol=1e-12,
+        )
+
+
+def test_a_psm_loss_has_no_loss_trace():
+    diag = salsox.diagnose(_small_chains(), loss="VI.lb", seed=1, **FAST)
+    assert np.isnan(diag.loss_traces).all() and np.isnan(diag.mcse).all() and np.isnan(diag.chain_mcse).all()
+    np.testing.assert_allclose(diag.expected_loss, [e.expected_loss for e in diag.chain_estimates])
+    assert "MCSE nan" in diag.verdict
+
+
+@pytest.mark.parametrize("distance", ["NVI", "ID", "NID", "binder"])
+def test_other_distances_are_the_losses_between_draws_and_references(distance):
+    chains = _small_chains(3)
+    diag = salsox.diagnose(chains, distance=distance, seed=5, **FAST)
+    refs = chains[diag.reference_chain, diag.reference_draw]
+    expected = np.stack([[salsox.partition_loss(chain, ref[None], distance) for chain in chains] for ref in refs])
+    np.testing.assert_allclose(diag.traces[1:], expected, atol=1e-9)
+    assert diag.trace_names[1] == f"{distance} to ref 0"
+    est = np.stack([e.labels for e in diag.chain_estimates])
+    np.testing.assert_allclose(diag.estimate_distance, [salsox.partition_loss(est, e[None], distance) for e in est],
+                               atol=1e-9)
+
+
+def test_posterior_and_half_distances_follow_their_definitions():
+    chains = _small_chains(4)
+    diag = salsox.diagnose(chains, seed=8, n_runs=1, n_references=3)
+    c = diag.n_chains
+    refs = chains[diag.reference_chain, diag.reference_draw]
+    vi = np.stack([[[_numpy_vi(d, r) for d in chain] for chain in chains] for r in refs])  # (R, C, N)
+    pair = np.empty((c, c))
+    for i in range(c):
+        for j in range(c):
+            own = np.flatnonzero(diag.reference_chain == j)
+            values = [
+                vi[r, i, t] for r in own for t in range(diag.n_draws) if not (i == j and t == diag.reference_draw[r])
+            ]
+            pair[i, j] = np.mean(values)
+    np.testing.assert_allclose(diag.posterior_distance, (pair + pair.T) / 2, atol=1e-9)
+    for k in range(c):
+        first, second = diag.half_estimates[k]
+        assert diag.half_distance[k] == pytest.approx(_numpy_vi(first, second), abs=1e-9)
+        # The first half's estimate is a SALSO estimate of the first half's draws: no chain
+        # estimate (its warm starts) does better there.
+        half = chains[k, : diag.n_draws // 2]
+        best = salsox.partition_loss(first, half, "VI")
+        assert all(best <= salsox.partition_loss(e.labels, half, "VI") + 1e-12 for e in diag.chain_estimates)
+
+
+def test_same_seed_same_diagnosis_for_any_thread_count():
+    chains = _small_chains(5)
+    one = salsox.diagnose(chains, seed=9, n_runs=3, n_references=2, n_jobs=1)
+    two = salsox.diagnose(chains, seed=9, n_runs=3, n_references=2, n_jobs=2)
+    np.testing.assert_array_equal(one.traces, two.traces)
+    np.testing.assert_array_equal(one.rhat, two.rhat)
+    np.testing.assert_array_equal(one.half_estimates, two.half_estimates)
+    assert one.to_dict() == two.to_dict()
+    other = salsox.diagnose(chains, seed=10, n_runs=3, n_references=2, n_jobs=1)
+    assert not np.array_equal(other.reference_draw, one.reference_draw)
+
+
+def test_constant_traces_are_reported_not_counted():
+    base = np.arange(30) % 3
+    chains = np.broadcast_to(base, (4, 10, 30)).copy()
+    diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
+    assert np.isnan(diag.rhat).all() and np.isnan(diag.ess_bulk).all()
+    assert diag.converged and "constant in every chain" in diag.verdict
+    chains[1] = np.arange(30) % 5  # one chain elsewhere, each chain constant
+    diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
+    assert not diag.converged and np.all(diag.rhat > 1.1)
+
+
+def test_report_json_and_html():
+    diag = salsox.diagnose(_small_chains(), seed=1, **FAST)
+    d = diag.to_dict()
+    import json
+
+    assert json.loads(json.dumps(d)) == d
+    assert d["converged"] == diag.converged and len(d["traces"]) == len(diag.trace_names)
+    html = diag._repr_html_()
+    assert "<table>" in html and "R-hat" in html and "VI to ref 0" in html
+    assert "n_clusters" in str(diag) and repr(diag).startswith("Diagnosis(converged=")
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(n_references=0), ValueError, "n_references"),
+        (dict(n_references=41), ValueError, "n_references"),
+        (dict(n_references=1.5), TypeError, "n_references"),
+        (dict(n_runs=0), ValueError, "n_runs"),
+        (dict(distance="euclid"), ValueError, "distance"),
+        (dict(distance=None), ValueError, "distance"),
+        (dict(loss="nope"), ValueError, "nope"),
+        (dict(rhat_threshold=1.0), ValueError, "rhat_threshold"),
+        (dict(rhat_threshold="1.1"), TypeError, "rhat_threshold"),
+        (dict(ess_threshold=0), ValueError, "ess_threshold"),
+        (dict(ess_threshold=float("nan")), ValueError, "ess_threshold"),
+        (dict(seed=-1), ValueError, "seed"),
+        (dict(n_jobs=0), ValueError, "n_jobs"),
+        (dict(memory_limit=0), ValueError, "memory_limit"),
+        (dict(memory_limit=1000), MemoryError, "memory_limit"),
+        (dict(chains=np.zeros(160)), ValueError, "chains="),
+    ],
+)
+def test_arguments_are_checked_before_any_work(kwargs, error, match, monkeypatch):
+    calls = []
+    import salsox.diagnostics.api as api
+
+    monkeypatch.setattr(api, "salso", lambda *a, **k: calls.append(1))
+    with pytest.raises(error, match=match):
+        salsox.diagnose(_small_chains(), **kwargs)
+    assert not calls
+
+
+@pytest.mark.parametrize(
+    "draws, chains, match",
+    [
+        (np.zeros((40, 5), dtype=int), None, "chains="),
+        (np.zeros((40, 5), dtype=int), np.zeros(39), "one chain id per draw"),
+        (np.zeros((40, 5), dtype=int), np.repeat([0, 1], [15, 25]), "different numbers of draws"),
+        (np.zeros((40, 5), dtype=int), np.zeros(40), "1 chain"),
+        (np.zeros((2, 3, 5), dtype=int), None, "at least 4"),
+        ([np.zeros((5, 4), dtype=int), np.zeros((6, 4), dtype=int)], None, "different numbers of draws"),
+        ([np.zeros((5, 4), dtype=int), np.zeros((5, 3), dtype=int)], None, "different numbers of items"),
+        (np.zeros((2, 5, 4)) + 0.5, None, "non-integral"),
+        (np.zeros((2, 5, 0), dtype=int), None, "no items"),
+        ("draws.csv", None, "string"),
+    ],
+)
+def test_bad_chains_are_refused(draws, chains, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        salsox.diagnose(draws, chains=chains)
+
+
+def test_a_missing_arviz_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "arviz", None)
+    with pytest.raises(ImportError, match=r"salsox\[diagnostics\]"):
+        salsox.diagnose(_small_chains())
+
+
+def test_the_dp_sampler_starts_where_it_is_told():
+    data, _ = simulate_mixture_data(30, 3, seed=2)
+    default = sample_dp_mixture(data, n_draws=5, burn_in=2, seed=3)
+    np.testing.assert_array_equal(sample_dp_mixture(data, n_draws=5, burn_in=2, seed=3, init=np.zeros(30, int)),
+                                  default)
+    singletons = sample_dp_mixture(data, n_draws=1, burn_in=0, seed=3, init=np.arange(30) * 7)
+    assert singletons.max() + 1 > default[0].max() + 1  # one sweep from singletons keeps many clusters
+    with pytest.raises(ValueError, match="init"):
+        sample_dp_mixture(data, init=np.zeros(29, int))
+    with pytest.raises(TypeError, match="init"):
+        sample_dp_mixture(data, init=np.zeros(30))

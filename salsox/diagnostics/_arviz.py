@@ -39,7 +39,8 @@ def rhat(x: np.ndarray) -> float:
     nothing, and every chain agrees)."""
     if _constant(x):
         return float("nan")
-    return float(arviz().rhat(x, method="rank"))
+    with np.errstate(divide="ignore", invalid="ignore"):  # chains each constant, at different values
+        return float(arviz().rhat(x, method="rank"))
 
 
 def ess_bulk(x: np.ndarray) -> float:

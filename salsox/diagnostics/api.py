@@ -234,6 +234,7 @@ def diagnose(
             "n_references": n_references,
             "seconds": time.perf_counter() - started,
         },
+        chain_draws=chain_draws,
     )
 
 

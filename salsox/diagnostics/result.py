@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from ..io import Draws
 from ..losses import Loss
 from ..search import Estimate
 from ..summaries.display import html_table
@@ -80,7 +81,9 @@ class Diagnosis:
     converged : bool
         Whether no trace is flagged.
     info : dict
-        ``seed``, ``n_runs``, ``seconds`` and the ``chains`` seeds.
+        ``seed``, ``n_runs``, ``n_references`` and ``seconds``.
+    chain_draws : list of Draws
+        Each chain's draws (compact, not copied again), for the plots.
 
     Examples
     --------
@@ -116,6 +119,7 @@ class Diagnosis:
     rhat_threshold: float
     ess_threshold: float
     info: Dict[str, Any]
+    chain_draws: List[Draws] = dataclasses.field(repr=False)
 
     @property
     def best_chain(self) -> int:
