@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from typing import Any, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from ..search import Estimate, salso
 from ..search.salso_search import DEFAULT_MEMORY_LIMIT
 from . import _arviz
 from .chains import split_chains
-from .mapping import check_distance, distances_to, loss_trace
+from .mapping import check_distance, distances_to, loss_traces
 from .result import Diagnosis
 
 __all__ = ["diagnose"]
@@ -137,12 +137,23 @@ def diagnose(
     ]
     _check_memory(loss, chain_draws, c, h, n, n_references, jobs, min(n_runs, jobs), limit)
 
+    stages: Dict[str, float] = {}
+    mark = started
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        stages[name] = now - mark
+        mark = now
+
+    lap("setup")
     # Per-chain estimates, then the halves warm-started from all of them.
     estimates: List[Estimate] = [
         salso(chain_draws[k], loss, n_runs=n_runs, n_jobs=jobs, seed=_seed_of(seed, 0, k), memory_limit=limit)
         for k in range(c)
     ]
     labels = np.stack([e.labels for e in estimates]).astype(np.int32)
+    lap("chain_estimates")
     half_labels = np.empty((c, 2, n), dtype=np.int32)
     for k in range(c):
         for side in (0, 1):
@@ -153,6 +164,7 @@ def diagnose(
                 seed=_seed_of(seed, 1, k, side), memory_limit=limit,
             )
             half_labels[k, side] = est.labels
+    lap("half_estimates")
 
     # References: n_references distinct draws of each chain, at random.
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
@@ -166,9 +178,11 @@ def diagnose(
     clusters = np.stack([d.clusters_per_draw for d in chain_draws]).astype(np.float64)
     traces = np.concatenate([clusters[None], dist])
     names = ["n_clusters"] + [f"{distance} to ref {i}" for i in range(r)]
+    lap("mapping")
     rhat = np.array([_arviz.rhat(t) for t in traces])
     ess_bulk = np.array([_arviz.ess_bulk(t) for t in traces])
     ess_tail = np.array([_arviz.ess_tail(t) for t in traces])
+    lap("arviz")
 
     # Expected distance between chains: every draw of chain i against chain j's references
     # (a reference never paired with itself), averaged with the transposed estimate.
@@ -191,11 +205,12 @@ def diagnose(
     )
 
     # Per-draw loss traces of every chain's estimate against every chain's draws.
-    loss_traces = np.stack([[loss_trace(labels[i], chain_draws[j], loss, jobs) for j in range(c)] for i in range(c)])
-    loss_matrix = loss_traces.mean(axis=2)
-    chain_mcse = np.array([_arviz.mcse_mean(loss_traces[k, k][None, :]) for k in range(c)])
-    pooled = loss_traces.mean(axis=(1, 2))
-    mcse = np.array([_arviz.mcse_mean(loss_traces[k]) for k in range(c)])
+    traced = np.stack([loss_traces(labels, chain_draws[j], loss, jobs) for j in range(c)], axis=1)  # (C, C, N)
+    loss_matrix = traced.mean(axis=2)
+    lap("loss_traces")
+    chain_mcse = np.array([_arviz.mcse_mean(traced[k, k][None, :]) for k in range(c)])
+    pooled = traced.mean(axis=(1, 2))
+    mcse = np.array([_arviz.mcse_mean(traced[k]) for k in range(c)])
     if np.isnan(pooled).all():  # a PSM-based loss: no per-draw trace
         chain_mcse[:] = math.nan
         pooled = np.array([e.expected_loss for e in estimates])  # over own chains only
@@ -213,7 +228,7 @@ def diagnose(
         loss_matrix=loss_matrix,
         expected_loss=pooled,
         mcse=mcse,
-        loss_traces=loss_traces,
+        loss_traces=traced,
         estimate_distance=estimate_distance,
         posterior_distance=posterior_distance,
         half_estimates=half_labels.astype(np.intp),
@@ -233,6 +248,7 @@ def diagnose(
             "n_runs": n_runs,
             "n_references": n_references,
             "seconds": time.perf_counter() - started,
+            "stage_seconds": stages,
         },
         chain_draws=chain_draws,
     )

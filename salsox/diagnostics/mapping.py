@@ -21,7 +21,7 @@ from .. import _core
 from ..io import Draws
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss
 
-__all__ = ["DISTANCES", "check_distance", "distances_to", "loss_trace", "DECIMALS"]
+__all__ = ["DISTANCES", "check_distance", "distances_to", "loss_traces", "DECIMALS"]
 
 # Distances (metrics on partitions) a mapping may use; "VI" runs the WASABI kernel.
 DISTANCES: Dict[str, Type[Loss]] = {"VI": VI, "NVI": NVI, "ID": ID, "NID": NID, "binder": Binder}
@@ -65,21 +65,25 @@ def _transposed(loss: Loss) -> Optional[Loss]:
     return None
 
 
-def loss_trace(estimate: np.ndarray, draws: Draws, loss: Loss, n_jobs: int) -> np.ndarray:
-    """(H,) loss of ``estimate`` (canonical int32 labels) against each draw: their mean is the
-    estimate's expected loss. NaN for a PSM-based loss, whose expected loss is no mean over
-    draws (``VI.lb``, ``omARI.approx``)."""
+def loss_traces(estimates: np.ndarray, draws: Draws, loss: Loss, n_jobs: int) -> np.ndarray:
+    """(M, H) loss of each estimate (rows of canonical labels) against each draw: a row's mean
+    is that estimate's expected loss. NaN for a PSM-based loss, whose expected loss is no mean
+    over draws (``VI.lb``, ``omARI.approx``)."""
+    est = np.ascontiguousarray(estimates, dtype=np.int32)
+    m = est.shape[0]
     if isinstance(loss, PSMLoss):
-        return np.full(draws.n_draws, np.nan)
-    est = np.ascontiguousarray(estimate, dtype=np.int32)
+        return np.full((m, draws.n_draws), np.nan)
+    if type(loss) is VI and loss.a == loss.b == 1.0:
+        # Meila's VI: the WASABI kernel, one pass over the draws for all estimates.
+        return np.asarray(_core.particle_vi(draws._core, est, n_jobs)).T.copy()
     swapped = _transposed(loss)
     if swapped is not None:
-        # One engine call: the draws as estimates, the estimate as the single "draw".
+        # One engine call per estimate: the draws as estimates, the estimate as the one "draw".
         rows = np.ascontiguousarray(draws.labels_matrix(), dtype=np.int32)
-        return np.asarray(swapped._route(Draws(est[None, :])).losses(rows, n_jobs), dtype=np.float64)
+        return np.stack([np.asarray(swapped._route(Draws(e[None, :])).losses(rows, n_jobs)) for e in est])
     # A plugin loss: each draw on its own (an engine call per draw).
     matrix = draws.labels_matrix()
     return np.array(
-        [loss._route(Draws(matrix[h : h + 1])).losses(est[None, :], 1)[0] for h in range(draws.n_draws)],
+        [[loss._route(Draws(matrix[h : h + 1])).losses(e[None, :], 1)[0] for h in range(draws.n_draws)] for e in est],
         dtype=np.float64,
     )

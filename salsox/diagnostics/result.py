@@ -81,7 +81,9 @@ class Diagnosis:
     converged : bool
         Whether no trace is flagged.
     info : dict
-        ``seed``, ``n_runs``, ``n_references`` and ``seconds``.
+        ``seed``, ``n_runs``, ``n_references``, ``seconds`` and ``stage_seconds``: the time of
+        each stage (``setup``: ArviZ's import and the checks; ``chain_estimates``,
+        ``half_estimates``, ``mapping``, ``arviz``, ``loss_traces``).
     chain_draws : list of Draws
         Each chain's draws (compact, not copied again), for the plots.
 
