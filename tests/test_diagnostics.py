@@ -334,3 +334,22 @@ def test_the_dp_sampler_starts_where_it_is_told():
         sample_dp_mixture(data, init=np.zeros(29, int))
     with pytest.raises(TypeError, match="init"):
         sample_dp_mixture(data, init=np.zeros(30))
+
+
+def test_plots_draw_the_chosen_traces():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    diag = salsox.diagnose(_small_chains(), seed=1, **FAST)
+    fig = salsox.plots.plot_diagnosis_traces(diag, ["VI to ref 3", 0])
+    assert [ax.get_ylabel() for ax in fig.axes] == ["VI to ref 3", "n_clusters"]
+    # One line per chain, the chain's mapped values.
+    np.testing.assert_array_equal(fig.axes[1].lines[2].get_ydata(), diag.traces[0, 2])
+    fig = salsox.plots.plot_chain_estimates(diag)
+    shown = fig.axes[0].images[0].get_array()
+    assert np.all(np.diag(shown) == 1)
+    for bad in (["nope"], [99], [True], []):
+        with pytest.raises(ValueError, match="traces"):
+            salsox.plots.plot_diagnosis_ranks(diag, bad)
+    plt.close("all")

@@ -89,9 +89,19 @@ class Diagnosis:
 
     Examples
     --------
-    >>> diag = salsox.diagnose(chains, seed=1)            # doctest: +SKIP
-    >>> diag.converged, diag.rhat.max()                   # doctest: +SKIP
-    >>> print(diag.verdict)                               # doctest: +SKIP
+    Four consecutive stretches of one Gibbs chain of 200 draws, too short to pass:
+
+    >>> from salsox.datasets import example_draws
+    >>> chains = example_draws().draws[:200, :30].reshape(4, 50, 30)
+    >>> diag = salsox.diagnose(chains, seed=1, n_runs=2, n_references=1)
+    >>> diag.trace_names
+    ['n_clusters', 'VI to ref 0', 'VI to ref 1', 'VI to ref 2', 'VI to ref 3']
+    >>> diag.rhat.round(3)
+    array([1.059, 1.022, 1.004, 1.005, 1.002])
+    >>> diag.converged, diag.flagged_rhat
+    (False, ['n_clusters', 'VI to ref 0'])
+    >>> print(diag.verdict.splitlines()[1])
+      R-hat above 1.01 for 2 of 5 traces (largest 1.059, n_clusters): the chains disagree.
     """
 
     n_chains: int

@@ -66,7 +66,12 @@ def plot_diagnosis_traces(diag: Any, traces: Optional[Sequence[Any]] = None, *, 
 
     Examples
     --------
-    >>> fig = salsox.plots.plot_diagnosis_traces(diag)           # doctest: +SKIP
+    >>> from salsox.datasets import example_draws
+    >>> chains = example_draws().draws[:200, :30].reshape(4, 50, 30)
+    >>> diag = salsox.diagnose(chains, seed=1, n_runs=2, n_references=1)
+    >>> fig = salsox.plots.plot_diagnosis_traces(diag)     # n_clusters and the first 3 references
+    >>> len(fig.axes)
+    4
     """
     plt = _pyplot()
     chosen = _chosen(diag, traces)
@@ -112,6 +117,15 @@ def plot_diagnosis_ranks(
     Returns
     -------
     matplotlib Figure
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> chains = example_draws().draws[:200, :30].reshape(4, 50, 30)
+    >>> diag = salsox.diagnose(chains, seed=1, n_runs=2, n_references=1)
+    >>> fig = salsox.plots.plot_diagnosis_ranks(diag, ["n_clusters", "VI to ref 0"])
+    >>> [ax.get_title() for ax in fig.axes]
+    ['n_clusters', 'VI to ref 0']
     """
     from ..diagnostics._arviz import arviz
 
@@ -149,6 +163,15 @@ def plot_chain_estimates(diag: Any, *, figsize: Any = None, cmap: str = "viridis
     Returns
     -------
     matplotlib Figure
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> chains = example_draws().draws[:200, :30].reshape(4, 50, 30)
+    >>> diag = salsox.diagnose(chains, seed=1, n_runs=2, n_references=1)
+    >>> fig = salsox.plots.plot_chain_estimates(diag)      # 4 panels and a colour bar
+    >>> [ax.get_title().splitlines()[0] for ax in fig.axes[:4]]
+    ['chain 0: 4 clusters', 'chain 1: 4 clusters', 'chain 2: 5 clusters', 'chain 3: 4 clusters']
     """
     plt = _pyplot()
     c = diag.n_chains
