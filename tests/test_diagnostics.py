@@ -353,3 +353,14 @@ def test_plots_draw_the_chosen_traces():
         with pytest.raises(ValueError, match="traces"):
             salsox.plots.plot_diagnosis_ranks(diag, bad)
     plt.close("all")
+
+
+def test_the_mapping_stops_on_ctrl_c():
+    from test_interrupts import MARGIN, _seconds_to_stop, _still_usable
+
+    # One partition repeated: the searches end at once, while 4 x 300 references on 3,000
+    # items make the distance mapping run for seconds.
+    chains = np.broadcast_to(np.arange(3000) % 5, (4, 1000, 3000))
+    call = lambda: salsox.diagnose(chains, seed=1, n_runs=1, n_references=300, n_jobs=2)
+    assert _seconds_to_stop(call, "particle_vi") < MARGIN
+    _still_usable()

@@ -26,6 +26,10 @@ __all__ = ["DISTANCES", "check_distance", "distances_to", "loss_traces", "DECIMA
 # Distances (metrics on partitions) a mapping may use; "VI" runs the WASABI kernel.
 DISTANCES: Dict[str, Type[Loss]] = {"VI": VI, "NVI": NVI, "ID": ID, "NID": NID, "binder": Binder}
 
+# References per engine call: the kernel answers Ctrl-C between blocks of 64 draws, each of
+# which visits every reference of the call, so a few at a time keep that prompt.
+_REFS_PER_CALL = 16
+
 # Mapped distances are rounded to this many decimals, so that distances equal in exact
 # arithmetic tie whatever order the engine summed them in (R-hat and ESS rank the values).
 DECIMALS = 10
@@ -45,7 +49,12 @@ def distances_to(draws: Draws, references: np.ndarray, distance: str, n_jobs: in
     to :data:`DECIMALS`."""
     refs = np.ascontiguousarray(references, dtype=np.int32)
     if distance == "VI":
-        out = np.asarray(_core.particle_vi(draws._core, refs, n_jobs))
+        out = np.hstack(
+            [
+                np.asarray(_core.particle_vi(draws._core, refs[s : s + _REFS_PER_CALL], n_jobs))
+                for s in range(0, refs.shape[0], _REFS_PER_CALL)
+            ]
+        )
     else:
         # Symmetric losses: each draw as the estimate, the reference as the single "draw".
         metric = DISTANCES[distance]()
