@@ -167,23 +167,61 @@ def test_loss_traces_average_to_the_expected_losses(loss):
     assert diag.estimate is diag.chain_estimates[int(np.argmin(diag.expected_loss))]
 
 
-def test_a_plugin_loss_is_traced_draw_by_draw():
-    class PairsApart(salsox.plugins.ContingencyLoss):
-        name = "pairs-apart-diag"
+class _CostlySplits(salsox.plugins.ContingencyLoss):
+    """Binder(a=2, b=1) from the tables (draw clusters as rows): not symmetric."""
 
-        def loss(self, tables):
-            n = tables.sum(axis=(1, 2)).astype(float)
-            rows = (tables.sum(axis=2) ** 2).sum(axis=1)
-            cols = (tables.sum(axis=1) ** 2).sum(axis=1)
-            return (rows + cols - 2 * (tables**2).sum(axis=(1, 2))) / n**2
+    name = "costly-splits-diag"
 
+    def loss(self, tables):
+        n = tables.sum(axis=(1, 2)).astype(float)
+        rows = (tables.sum(axis=2) ** 2).sum(axis=1)
+        cols = (tables.sum(axis=1) ** 2).sum(axis=1)
+        return (2 * rows + cols - 3 * (tables**2).sum(axis=(1, 2))) / n**2
+
+
+class _LopsidedVI(salsox.plugins.DecomposableLoss):
+    """VI(a=0.5, b=1.5) as a decomposable plugin: not symmetric."""
+
+    name = "lopsided-vi-diag"
+
+    @staticmethod
+    def _h(counts, n):
+        p = counts / n
+        return np.where(counts > 0, p * np.log2(np.where(counts > 0, p, 1.0)), 0.0)
+
+    def draw_term(self, counts, n):
+        return 0.5 * self._h(counts, n)
+
+    def estimate_term(self, counts, n):
+        return 1.5 * self._h(counts, n)
+
+    def cell_term(self, counts, n):
+        return -2.0 * self._h(counts, n)
+
+
+def _jaccard():
+    pairs = lambda c, n: c * (c - 1) / 2
+    return salsox.losses.CountSumLoss(
+        name="jaccard-diag",
+        sums={"J": ("cell", pairs), "D": ("estimate", pairs), "E": ("draw", pairs)},
+        formula="where(D + E - J == 0, 0, 1 - J / (D + E - J))",
+    )
+
+
+@pytest.mark.parametrize(
+    "plugin, same_as",
+    [(_CostlySplits(), salsox.Binder(a=2, b=1)), (_LopsidedVI(), salsox.VI(a=0.5, b=1.5)), (_jaccard(), None)],
+)
+def test_plugin_losses_are_traced_draw_by_draw(plugin, same_as):
     chains = _small_chains(2)[:, :12]
-    diag = salsox.diagnose(chains, loss=PairsApart(), seed=1, n_runs=1, n_references=1)
+    diag = salsox.diagnose(chains, loss=plugin, seed=1, n_runs=1, n_references=1)
     for i, est in enumerate(diag.chain_estimates):
-        np.testing.assert_allclose(
-            diag.loss_traces[i, 0], [salsox.partition_loss(est.labels, d[None], "binder") for d in chains[0]],
-            atol=1e-12,
-        )
+        for j in (0, 3):
+            direct = [salsox.partition_loss(est.labels, d[None], plugin) for d in chains[j]]
+            np.testing.assert_allclose(diag.loss_traces[i, j], direct, atol=1e-12)
+            if same_as is not None:
+                builtin = [salsox.partition_loss(est.labels, d[None], same_as) for d in chains[j]]
+                np.testing.assert_allclose(diag.loss_traces[i, j], builtin, atol=1e-9)
 
 
 def test_a_psm_loss_has_no_loss_trace():

@@ -104,7 +104,8 @@ def diagnose(
     -----
     Needs ArviZ (``pip install 'salsox[diagnostics]'``). Every argument is checked before any
     work. Cost: C searches of N draws and 2C warm-started ones of N/2, plus
-    O(C N n) per reference for the mapping and per estimate for the loss traces.
+    O(C N n) per reference for the mapping and per estimate for the loss traces (one engine
+    call per estimate and chain; a count-sum formula loss takes one call per draw, slower).
 
     Examples
     --------

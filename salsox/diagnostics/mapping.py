@@ -13,13 +13,13 @@ estimate's expected loss), for the Monte Carlo standard error of that expected l
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Optional, Type
 
 import numpy as np
 
 from .. import _core
 from ..io import Draws
-from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss
+from ..losses import ID, NID, NVI, OMARI, VI, Binder, ContingencyLoss, DecomposableLoss, Loss, PSMLoss
 
 __all__ = ["DISTANCES", "check_distance", "distances_to", "loss_traces", "DECIMALS"]
 
@@ -63,14 +63,53 @@ def distances_to(draws: Draws, references: np.ndarray, distance: str, n_jobs: in
     return np.round(out, DECIMALS)
 
 
+class _TransposedDecomposable(DecomposableLoss):
+    """A decomposable loss with its draw and estimate terms swapped."""
+
+    def __init__(self, inner: DecomposableLoss) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    @property
+    def _scale(self) -> float:
+        return self.inner._scale
+
+    def draw_term(self, counts: np.ndarray, n: int) -> np.ndarray:
+        return self.inner.estimate_term(counts, n)
+
+    def estimate_term(self, counts: np.ndarray, n: int) -> np.ndarray:
+        return self.inner.draw_term(counts, n)
+
+    def cell_term(self, counts: np.ndarray, n: int) -> np.ndarray:
+        return self.inner.cell_term(counts, n)
+
+
+class _TransposedContingency(ContingencyLoss):
+    """A general loss evaluated on the transposed contingency tables."""
+
+    def __init__(self, inner: ContingencyLoss) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.vectorized = bool(getattr(inner, "vectorized", True))
+
+    def loss(self, tables: np.ndarray) -> Any:
+        return self.inner.loss(np.swapaxes(tables, -1, -2))
+
+
 def _transposed(loss: Loss) -> Optional[Loss]:
-    """The loss with the roles of draw and estimate swapped, for the built-in count losses
-    (VI and Binder swap their costs a and b; the others are symmetric); None otherwise."""
+    """The loss with the roles of draw and estimate swapped: VI and Binder swap their costs a
+    and b, the other built-in count losses are symmetric, a plugin's decomposable loss swaps its
+    draw and estimate terms and a general one reads its tables transposed. None otherwise (a
+    count-sum formula)."""
     kind = type(loss)
     if kind in (VI, Binder):
         return kind(a=loss.b, b=loss.a)  # type: ignore[attr-defined]
     if kind in (OMARI, NVI, ID, NID):
         return loss
+    if isinstance(loss, DecomposableLoss):
+        return _TransposedDecomposable(loss)
+    if isinstance(loss, ContingencyLoss):
+        return _TransposedContingency(loss)
     return None
 
 
@@ -90,7 +129,7 @@ def loss_traces(estimates: np.ndarray, draws: Draws, loss: Loss, n_jobs: int) ->
         # One engine call per estimate: the draws as estimates, the estimate as the one "draw".
         rows = np.ascontiguousarray(draws.labels_matrix(), dtype=np.int32)
         return np.stack([np.asarray(swapped._route(Draws(e[None, :])).losses(rows, n_jobs)) for e in est])
-    # A plugin loss: each draw on its own (an engine call per draw).
+    # A count-sum formula: each draw on its own (an engine call per draw).
     matrix = draws.labels_matrix()
     return np.array(
         [[loss._route(Draws(matrix[h : h + 1])).losses(e[None, :], 1)[0] for h in range(draws.n_draws)] for e in est],
