@@ -393,12 +393,33 @@ def test_plots_draw_the_chosen_traces():
     plt.close("all")
 
 
-def test_the_mapping_stops_on_ctrl_c():
-    from test_interrupts import MARGIN, _seconds_to_stop, _still_usable
+def test_the_mapping_stops_on_ctrl_c(monkeypatch):
+    import _thread
+    import threading
+    import time
+
+    from test_interrupts import MARGIN, _still_usable
+
+    from salsox import _core
 
     # One partition repeated: the searches end at once, while 4 x 300 references on 3,000
-    # items make the distance mapping run for seconds.
+    # items make the distance mapping (several kernel calls) run for seconds.
     chains = np.broadcast_to(np.arange(3000) % 5, (4, 1000, 3000))
-    call = lambda: salsox.diagnose(chains, seed=1, n_runs=1, n_references=300, n_jobs=2)
-    assert _seconds_to_stop(call, "particle_vi") < MARGIN
+    fired: list = []
+    timer = threading.Timer(0.3, lambda: (fired.append(time.monotonic()), _thread.interrupt_main()))
+    original = _core.particle_vi
+
+    def entered(*args, **kwargs):
+        if not timer.is_alive() and not fired:
+            timer.start()  # a simulated Ctrl-C 0.3 s after the mapping's first kernel call
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_core, "particle_vi", entered)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            salsox.diagnose(chains, seed=1, n_runs=1, n_references=300, n_jobs=2)
+        assert fired and time.monotonic() - fired[0] < MARGIN
+    finally:
+        timer.cancel()
+    monkeypatch.undo()
     _still_usable()
