@@ -246,7 +246,7 @@ def test_other_distances_are_the_losses_between_draws_and_references(distance):
 
 def test_posterior_and_half_distances_follow_their_definitions():
     chains = _small_chains(4)
-    diag = salsox.diagnose(chains, seed=8, n_runs=1, n_references=3)
+    diag = salsox.diagnose(chains, seed=8, n_runs=4, n_references=3)
     c = diag.n_chains
     refs = chains[diag.reference_chain, diag.reference_draw]
     vi = np.stack([[[_numpy_vi(d, r) for d in chain] for chain in chains] for r in refs])  # (R, C, N)

@@ -79,8 +79,8 @@ def diagnose(
         Reference draws per chain, drawn at random: one mapped trace each, C x n_references
         in all. References from every chain make the mapping see each chain's region.
     n_runs : int, default 16
-        SALSO runs of each chain's estimate. The halves' estimates are warm-started from the
-        C chain estimates (C runs each).
+        SALSO runs of each chain's estimate. The halves' estimates are searched from the chain
+        estimates as warm starts (the chain's own first; min(C, n_runs) runs each).
     rhat_threshold : float, default 1.01
         R-hat above it flags a trace.
     ess_threshold : float, default 100
@@ -157,11 +157,12 @@ def diagnose(
     lap("chain_estimates")
     half_labels = np.empty((c, 2, n), dtype=np.int32)
     for k in range(c):
+        starts = labels[np.r_[k, np.delete(np.arange(c), k)][: min(c, n_runs)]]  # its own chain's first
         for side in (0, 1):
             part = halves[k][side]
-            cap = max(part.max_clusters, int(labels.max()) + 1)
+            cap = max(part.max_clusters, int(starts.max()) + 1)
             est = salso(
-                part, loss, n_runs=c, initial=labels, max_clusters=cap, n_jobs=jobs,
+                part, loss, n_runs=starts.shape[0], initial=starts, max_clusters=cap, n_jobs=jobs,
                 seed=_seed_of(seed, 1, k, side), memory_limit=limit,
             )
             half_labels[k, side] = est.labels

@@ -58,8 +58,8 @@ class Diagnosis:
         reference is not paired with itself). The diagonal is the expected distance between two
         draws of one chain: chains of one posterior have off-diagonal entries close to it.
     half_estimates : ndarray (C, 2, n)
-        The estimates from the first and the second half of each chain (warm-started from the
-        C chain estimates).
+        The estimates from the first and the second half of each chain, searched from the
+        chain estimates as warm starts (the chain's own first, min(C, n_runs) of them).
     half_distance : ndarray (C,)
         Distance between each chain's two half estimates: the estimate's stability.
     reference_draws : ndarray (R, n)
