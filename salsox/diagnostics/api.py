@@ -148,7 +148,7 @@ def diagnose(
         mark = now
 
     lap("setup")
-    # Per-chain estimates, then the halves warm-started from all of them.
+    # Per-chain estimates, then each half's, warm-started from them (its own chain's first).
     estimates: List[Estimate] = [
         salso(chain_draws[k], loss, n_runs=n_runs, n_jobs=jobs, seed=_seed_of(seed, 0, k), memory_limit=limit)
         for k in range(c)
@@ -157,7 +157,7 @@ def diagnose(
     lap("chain_estimates")
     half_labels = np.empty((c, 2, n), dtype=np.int32)
     for k in range(c):
-        starts = labels[np.r_[k, np.delete(np.arange(c), k)][: min(c, n_runs)]]  # its own chain's first
+        starts = labels[np.r_[k, np.delete(np.arange(c), k)][: min(c, n_runs)]]
         for side in (0, 1):
             part = halves[k][side]
             cap = max(part.max_clusters, int(starts.max()) + 1)
@@ -168,7 +168,7 @@ def diagnose(
             half_labels[k, side] = est.labels
     lap("half_estimates")
 
-    # References: n_references distinct draws of each chain, at random.
+    # References: n_references draws of each chain, at distinct positions drawn at random.
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
     ref_chain = np.repeat(np.arange(c), n_references)
     ref_draw = np.concatenate([np.sort(rng.choice(h, size=n_references, replace=False)) for _ in range(c)])
