@@ -164,7 +164,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--var", help="variable (netCDF) or array (.npz) holding the labels")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto", help="text files: a header line?")
     p.add_argument(
-        "--chains", type=_positive_int("--chains"), default=None,
+        "--chains", type=_positive_int("--chains"), default=None, metavar="C",
         help="one draws file stacking C chains of equal length, one after the other",
     )
     _add_loss(p)
@@ -173,7 +173,8 @@ def add_parser(sub: Any) -> None:
         help="distance of the mapping and of the comparisons (default VI)",
     )
     p.add_argument(
-        "--references", type=_positive_int("--references"), default=5, help="reference draws per chain (default 5)"
+        "--references", type=_positive_int("--references"), default=5, metavar="R",
+        help="reference draws per chain (default 5)",
     )
     p.add_argument("--runs", type=_positive_int("--runs"), default=16, help="SALSO runs per chain (default 16)")
     p.add_argument("--rhat", type=_threshold("--rhat", 1.0), default=1.01, help="R-hat threshold (default 1.01)")
