@@ -144,10 +144,11 @@ def test_additive_formulas_search_with_the_tabulated_losses(iris, loss, tabulate
         # The same runs as the tabulated engine given the three tables directly.
         n = iris.n_items
         c = np.arange(n + 1)
-        scale = 1 / n**2 if isinstance(loss, DecomposableLoss) else 1 / 22500
-        g = (pairs(c, n) * scale).tolist()
-        cell = (-2 * pairs(c, n) * scale).tolist()
-        raw = _core.salso_counts(iris._core, _core.CountLoss.tabulated(g, g, cell), **engine)
+        if isinstance(loss, DecomposableLoss):  # its own terms, bit for bit
+            tables = [f(c, n).tolist() for f in (loss.draw_term, loss.estimate_term, loss.cell_term)]
+        else:  # each sum's coefficient times its table: 1 / 22500 and -2 / 22500
+            tables = [(1 / 22500 * pairs(c, n)).tolist()] * 2 + [(-2 / 22500 * pairs(c, n)).tolist()]
+        raw = _core.salso_counts(iris._core, _core.CountLoss.tabulated(*tables), **engine)
     else:
         raw = _core.salso_countsum(iris._core, compiled.formula, **engine)
     assert [r["loss"] for r in est.info["runs"]] == [r["loss"] for r in raw["runs"]]

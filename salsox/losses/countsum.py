@@ -287,14 +287,16 @@ class CountSumLoss(CountLoss):
 
 def _tabulated(additive: Mapping[Tuple[str, int], float], tables: Dict[str, List[np.ndarray]], n: int) -> Any:
     """An additive formula as the engine's tabulated loss: per kind, the coefficients'
-    combination of its sums' tables (a lone coefficient of 1 keeps the table as it is)."""
+    combination of its sums' tables (a lone sum with coefficient 1 keeps its table's bits, a
+    DecomposableLoss's terms among them)."""
     combined = {}
     for where in WHERES:
-        total = np.zeros(n + 1)
+        total: Optional[np.ndarray] = None
         for (kind, j), c in additive.items():
             if kind == where:
-                total = total + (tables[where][j] if c == 1.0 else c * tables[where][j])
-        combined[where] = total.tolist()
+                term = tables[where][j] if c == 1.0 else c * tables[where][j]
+                total = term if total is None else total + term
+        combined[where] = (np.zeros(n + 1) if total is None else total).tolist()
     return _core.CountLoss.tabulated(combined["draw"], combined["estimate"], combined["cell"])
 
 
