@@ -87,9 +87,9 @@ def gallery_figure(name: str, data: np.ndarray, draws: np.ndarray, estimate: Any
     if name == "mds":
         return plots.plot_mds(summary).figure
     if name == "pairs":
-        return plots.plot_pairs(data, summary, segments=True)
+        return plots.plot_pairs(summary, data, segments=True)
     if name == "strip":
-        return plots.plot_pairs(data[:, :1], summary)
+        return plots.plot_pairs(summary, data[:, :1])
     if name == "dendrogram":
         width = max(11.0, 0.5 * estimate.n_clusters + 4.0)
         fig, (left, right) = plt.subplots(1, 2, figsize=(width, 4.4), layout="constrained")

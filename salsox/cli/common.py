@@ -332,7 +332,7 @@ def _plot_summary(
     if kind == "pairs":
         if data is None:
             raise CLIError("--kind pairs needs --data FILE (the n x p features of the items)")
-        fig = plots.plot_pairs(data, summary)
+        fig = plots.plot_pairs(summary, data)
     elif kind == "loss-dendrogram":
         fig = plots.plot_dendrogram(summary, draws, kind="loss").figure
     else:

@@ -6,13 +6,22 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._common import _pyplot, _summary_of, cluster_colors, legend_handles, text_color
+from ._common import (
+    _item_names,
+    _pyplot,
+    _summary_of,
+    check_result_first,
+    cluster_colors,
+    data_rows,
+    legend_handles,
+    text_color,
+)
 from ..summaries import Summary
 
 
 def plot_pairs(
-    data: Any,
     x: Any,
+    data: Any,
     draws: Any = None,
     *,
     loss: Any = None,
@@ -31,11 +40,13 @@ def plot_pairs(
 
     Parameters
     ----------
-    data : array-like of shape (n, p), or a pandas DataFrame
-        The items' features (one row per item, in the order of the draws' columns).
     x : Summary, Estimate or labels
         The estimate; with an Estimate or labels, no draws are needed (only the labels are
-        used), but a Summary or draws adds exemplar markers.
+        used), but a Summary, an Estimate holding its draws, or draws add exemplar markers.
+    data : array-like of shape (n, p), pandas DataFrame or Series
+        The items' features, one row per item. When the estimate and the data's index both
+        name the items, rows are matched by name (names that differ are an error); otherwise
+        row i is item i. A DataFrame's column names label the axes.
     draws : optional
     loss : optional
     columns : sequence, optional
@@ -56,46 +67,36 @@ def plot_pairs(
     >>> from salsox.datasets import example_draws
     >>> ex = example_draws()
     >>> est = salsox.salso(ex.draws, seed=1)
-    >>> fig = salsox.plots.plot_pairs(ex.data, est.summary(ex.draws))
+    >>> fig = salsox.plots.plot_pairs(est.summary(ex.draws), ex.data)
     >>> len(fig.axes) >= 4
     True
     """
     plt = _pyplot()
     from matplotlib.collections import LineCollection
 
-    names: Sequence[str]
-    if hasattr(data, "columns") and hasattr(data, "to_numpy"):
-        frame = data if columns is None else data[list(columns)]
-        names = [str(c) for c in frame.columns]
-        values = frame.to_numpy()
-    else:
-        values = np.asarray(data)
-        if values.ndim == 1:
-            values = values[:, None]
-        if values.ndim != 2:
-            raise ValueError(f"data must be 2-D (n items x p features), got {values.ndim}-D")
-        index = list(range(values.shape[1])) if columns is None else list(columns)
-        try:
-            values = values[:, index]
-        except IndexError:
-            raise ValueError(f"columns {columns!r} out of range for data with {values.shape[1]} columns") from None
-        names = [f"x{i}" for i in index]
-    try:
-        values = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError("data must be numeric") from None
+    check_result_first("plot_pairs", x, data, "estimate")
+    s: Optional[Summary] = None
     if isinstance(x, Summary) or draws is not None:
-        s: Optional[Summary] = _summary_of(x, draws, loss)
-        labels = s.labels  # type: ignore[union-attr]
+        s = _summary_of(x, draws, loss)
+        labels = s.labels
     else:
-        s = None
         raw = getattr(x, "labels", x)
         from .._validation import as_label_matrix
 
         labels = as_label_matrix(raw, "labels")[0][0]
-    n, p = values.shape
-    if labels.shape[0] != n:
-        raise ValueError(f"data has {n} rows but the estimate has {labels.shape[0]} items")
+    picked = None
+    if columns is not None and hasattr(data, "columns") and hasattr(data, "to_numpy"):
+        data = data[list(columns)]  # before the conversion: other columns may not be numeric
+    elif columns is not None:
+        picked = list(columns)
+    values, names = data_rows(data, labels.shape[0], _item_names(x, s))
+    if picked is not None:
+        try:
+            values = values[:, picked]
+        except IndexError:
+            raise ValueError(f"columns {columns!r} out of range for data with {values.shape[1]} columns") from None
+        names = [f"x{j}" for j in picked]
+    p = values.shape[1]
     if p > max_columns:
         raise ValueError(
             f"data has {p} columns, more than max_columns={max_columns}; choose some with columns=[...]"

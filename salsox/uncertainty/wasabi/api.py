@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import math
 import numbers
 import threading
@@ -12,6 +13,8 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from ..._validation import check_int, check_n_jobs, check_seed
+from ...io import item_names_of
+from ...io.draws import check_item_names
 from .contributions import draws_matrix
 from .draws import DrawSet, group_costs, unique_rows
 from .fit import Settings, StartResult, Stopped, run_start
@@ -128,6 +131,7 @@ def wasabi(
     """
     started = time.perf_counter()
     matrix = draws_matrix(draws)
+    names = check_item_names(item_names_of(draws)[0], matrix.shape[1])
     h, n = matrix.shape
     n_particles = check_int("n_particles", n_particles, minimum=1)
     init = _check_init(init)
@@ -203,6 +207,7 @@ def wasabi(
             "seconds": time.perf_counter() - started,
         },
         draws=matrix,
+        item_names=names,
     )
 
 
@@ -272,7 +277,8 @@ def elbow(draws: Any, max_particles: int, **kwargs: Any) -> Elbow:
     top = min(max_particles, len(first))
     if "seed" not in kwargs or kwargs["seed"] is None:
         kwargs["seed"] = check_seed(None)
-    results = [wasabi(matrix, L, **kwargs) for L in range(1, top + 1)]
+    names = check_item_names(item_names_of(draws)[0], matrix.shape[1])
+    results = [dataclasses.replace(wasabi(matrix, L, **kwargs), item_names=names) for L in range(1, top + 1)]
     return Elbow(
         n_particles=np.arange(1, top + 1),
         distance=np.array([r.distance for r in results]),
