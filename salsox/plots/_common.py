@@ -160,17 +160,22 @@ def thin_tick_labels(specs: Sequence[TickSpec]) -> List[np.ndarray]:
     return result
 
 
-def legend_handles(colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int = 20) -> List[Any]:
+def legend_handles(
+    colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int = 20, ids: Any = None
+) -> List[Any]:
     """Legend entries: the clusters not drawn as "other", largest first (at most ``limit``, then
-    a line counting the rest), then one grey entry for the "other" clusters (singletons)."""
+    a line counting the rest), then one grey entry for the "other" clusters (singletons).
+    ``ids``: the label shown for each cluster (a Summary's ``cluster_ids``; default 0..K-1)."""
     from matplotlib.lines import Line2D
 
     sizes = np.asarray(sizes)
     k = sizes.shape[0]
     rank = [int(c) for c in np.lexsort((np.arange(k), -sizes)) if not other[c]]
     shown, rest = rank[:limit], rank[limit:]
+    names = [str(c) for c in range(k)] if ids is None else [str(v) for v in ids]
     handles = [
-        Line2D([], [], marker="o", linestyle="", color=colors[c], label=f"{c} (n={int(sizes[c])})") for c in shown
+        Line2D([], [], marker="o", linestyle="", color=colors[c], label=f"{names[c]} (n={int(sizes[c])})")
+        for c in shown
     ]
     if rest:
         handles.append(Line2D([], [], linestyle="", label=f"... {len(rest)} more clusters"))

@@ -133,7 +133,7 @@ def plot_heatmap(
     # Cluster numbers in the colours the other plots use, the largest clusters labelled first.
     colors, _ = cluster_colors(s.sizes)
     centres = np.cumsum(sizes) - sizes / 2.0 - 0.5
-    numbers = [str(c) for c in s.cluster_order]
+    numbers = [str(s.cluster_ids[c]) for c in s.cluster_order]
     specs += [(ax, "x", centres, numbers, sizes, 2.0), (ax, "y", centres, numbers, sizes, 2.0)]
     if colorbar:  # after the secondary axes, else constrained layout loses the y label
         ax.figure.colorbar(image, ax=ax, label="posterior similarity", fraction=0.046, pad=0.04)

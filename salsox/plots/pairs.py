@@ -105,9 +105,13 @@ def plot_pairs(
     if segments and exemplars is None:
         raise ValueError("segments=True needs the exemplars: pass a Summary, or the estimate with draws")
     sizes = np.bincount(labels)
+    ids = np.arange(sizes.shape[0]) if s is None else s.cluster_ids
+    if s is None and not hasattr(x, "labels"):  # the user's own labels: shown as given
+        given = np.asarray(x).reshape(-1)[np.unique(labels, return_index=True)[1]]
+        ids = given if given.dtype.kind in "iu" else ids
     colors, other = cluster_colors(sizes)
     if p == 1:
-        return _strip(plt, values[:, 0], names[0], labels, sizes, colors, other, exemplars, segments, figsize)
+        return _strip(plt, values[:, 0], names[0], labels, sizes, colors, other, exemplars, segments, figsize, ids)
     width, height = figsize if figsize is not None else (1.9 * p + 2.6, 1.9 * p + 0.9)
     fig, axes = plt.subplots(p, p, figsize=(width, height), squeeze=False)
     limits = [_limits(values[:, j]) for j in range(p)]
@@ -142,7 +146,7 @@ def plot_pairs(
     right = 1.0 - 1.75 / width
     fig.subplots_adjust(left=0.8 / width, bottom=0.6 / height, right=right, top=1.0 - 0.45 / height,
                         wspace=0.08, hspace=0.08)
-    fig.legend(handles=legend_handles(colors, other, sizes), title="cluster (n)", loc="center left",
+    fig.legend(handles=legend_handles(colors, other, sizes, ids=ids), title="cluster (n)", loc="center left",
                bbox_to_anchor=(right + 0.1 / width, 0.5), fontsize=7, title_fontsize=8, frameon=False)
     k = sizes.shape[0]
     fig.suptitle(f"Data coloured by the estimate ({k} cluster{'s' if k != 1 else ''})")
@@ -176,7 +180,7 @@ def _histogram(ax: Any, v: np.ndarray, labels: np.ndarray, drawing: np.ndarray, 
 
 def _strip(plt: Any, v: np.ndarray, name: str, labels: np.ndarray, sizes: np.ndarray, colors: np.ndarray,
            other: np.ndarray, exemplars: Optional[np.ndarray], segments: bool,
-           figsize: Optional[Tuple[float, float]]) -> Any:
+           figsize: Optional[Tuple[float, float]], ids: np.ndarray) -> Any:
     """One variable: a strip per cluster (clusters by mean value, singletons on one "other"
     strip), points jittered vertically."""
     k = sizes.shape[0]
@@ -199,7 +203,8 @@ def _strip(plt: Any, v: np.ndarray, name: str, labels: np.ndarray, sizes: np.nda
     if exemplars is not None:
         ax.scatter(v[exemplars], y[exemplars], s=50, facecolors="none", edgecolors="black", linewidths=0.9)
     ax.plot(v, np.full(v.shape[0], -0.6), "|", color="0.3", markersize=6, alpha=0.6)  # rug of all items
-    ticks = [f"{g} (n={sizes[g]})" for g in shown] + ([f"other ({int(other.sum())} singletons)"] if other.any() else [])
+    ticks = [f"{ids[g]} (n={sizes[g]})" for g in shown]
+    ticks += [f"other ({int(other.sum())} singletons)"] if other.any() else []
     ax.set_yticks(np.arange(rows))
     ax.set_yticklabels(ticks, fontsize=8)
     for text, g in zip(ax.get_yticklabels(), shown + [-1]):
