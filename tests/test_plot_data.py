@@ -173,3 +173,33 @@ def test_heatmap_and_mds_from_an_estimate_alone(mpl, named):
                                   plots.plot_mds(est.summary()).collections[0].get_segments())
     with pytest.raises(TypeError, match="draws is required"):
         plots.plot_mds(est.labels)
+
+
+def test_cli_data_rows_matched_by_name(mpl, named, tmp_path, capsys, monkeypatch):
+    from salsox.cli import main
+
+    draws, frame, shuffled, _ = named
+    draws_file = tmp_path / "draws.csv"
+    draws.iloc[:100].to_csv(draws_file, index=False)  # the header names the items
+    shapes = []
+    original = plots.plot_pairs
+
+    def recorded(*args, **kwargs):
+        fig = original(*args, **kwargs)
+        shapes.append(([ax.get_xlabel() for ax in fig.axes[2:4]], _points(fig)))
+        return fig
+
+    monkeypatch.setattr(plots, "plot_pairs", recorded)
+    for name, table in (("ordered", frame), ("shuffled", shuffled)):
+        table.to_csv(tmp_path / f"{name}.csv")  # R's write.csv layout: a first column of row names
+        args = ["summary", str(draws_file), "--seed", "1", "--runs", "2", "--data", str(tmp_path / f"{name}.csv"),
+                "--kind", "pairs", "--plot", str(tmp_path / f"{name}.png"), "--out", str(tmp_path / f"{name}.txt")]
+        assert main(args) == 0, capsys.readouterr().err
+    (ordered_axes, ordered), (shuffled_axes, drawn) = shapes
+    assert ordered_axes == shuffled_axes == ["height", "weight"]  # the header's names, not x0/x1
+    _same(drawn, ordered)
+    frame.rename(index={"item3": "stranger"}).to_csv(tmp_path / "wrong.csv")
+    args = ["summary", str(draws_file), "--seed", "1", "--runs", "2", "--data", str(tmp_path / "wrong.csv"),
+            "--kind", "pairs", "--plot", str(tmp_path / "wrong.png"), "--out", str(tmp_path / "wrong.txt")]
+    assert main(args) != 0
+    assert "do not match the items' names" in capsys.readouterr().err

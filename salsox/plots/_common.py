@@ -195,7 +195,10 @@ def _row_names(data: Any) -> Optional[List[str]]:
         return None
     if type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1:
         return None
-    return [str(v) for v in index]
+    names = [str(v) for v in index]
+    if names == [str(i) for i in range(len(names))] or names == [str(i + 1) for i in range(len(names))]:
+        return None  # pandas' and R's default row names (0.. or 1..n in order) are positions
+    return names
 
 
 def _column_names(data: Any, p: int) -> List[str]:
@@ -216,7 +219,8 @@ def data_rows(
 
     Rows are matched to items by name when both sides have names (a DataFrame's or Series'
     index, the estimate's ``item_names``), and refused when the names differ; by position when
-    either side has none. An index that is 0..n-1 out of order is read as item positions
+    either side has none. Row names 0..n-1 or 1..n in order (pandas' and R's defaults) are
+    positions, not names. An index that is 0..n-1 out of order is read as item positions
     (``frame.sample(frac=1)`` of unnamed items). Column names come from a DataFrame (else
     ``x0``, ``x1``, ...).
     """
