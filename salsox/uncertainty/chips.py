@@ -87,12 +87,11 @@ class ChipsResult:
     completed : Estimate or None
         Single mode with ``complete``: the sub-partition completed by
         ``salso(draws, loss, fixed=labels)`` (its allocated items never move).
-    item_names : ndarray of shape (n,) or None
-        The items' names, from the draws; reports and tables show items by name then.
 
-    :meth:`to_text` (also ``print(result)``) reports the clusters and the least certain
-    unallocated items; :meth:`to_series` and :meth:`to_dataframe` give pandas tables indexed
-    by item name; in a notebook the result shows as a table.
+    :attr:`item_names` holds the draws' item names; :meth:`to_text` (also ``print(result)``)
+    reports the clusters and the least certain unallocated items; :meth:`to_series` and
+    :meth:`to_dataframe` give pandas tables indexed by item name; in a notebook the result
+    shows as a table.
 
     ``consistent_draws`` and ``cluster_probability`` are computed on first access.
 
