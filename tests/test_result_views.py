@@ -163,3 +163,16 @@ def test_wasabi_heatmap_has_a_colour_scale_and_contributions_name_items(mpl, nam
     unnamed = salsox.wasabi(named_draws.iloc[:300].to_numpy(), 2, seed=1)
     ticks = plots.plot_wasabi_contributions(unnamed).get_xticks()
     assert np.all(ticks == np.round(ticks))
+
+
+def test_cli_summary_keeps_the_labels_file_numbers(tmp_path):
+    from salsox.cli import main
+
+    draws = tmp_path / "draws.csv"
+    np.savetxt(draws, [[0, 0, 1, 1, 2], [0, 0, 1, 2, 2], [0, 0, 0, 1, 1]], fmt="%d", delimiter=",")
+    labels = tmp_path / "labels.txt"
+    labels.write_text("1\n1\n2\n2\n3\n")  # R's 1-based labels
+    out = tmp_path / "report.txt"
+    assert main(["summary", str(draws), "--labels", str(labels), "--out", str(out)]) == 0
+    rows = out.read_text().splitlines()[2:5]
+    assert [int(r.split()[0]) for r in rows] == [1, 2, 3]
