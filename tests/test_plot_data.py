@@ -121,6 +121,8 @@ def test_every_plot_takes_the_result_first(mpl, named):
         for data in (frame, frame.to_numpy()):
             with pytest.raises(TypeError, match=message):
                 function(data, result)
+    with pytest.raises(TypeError, match="plot_pairs takes the estimate first"):
+        plots.plot_pairs(frame, est.labels)  # labels, not an Estimate, second
 
 
 def test_axes_are_named_by_the_frame_columns(mpl, named):

@@ -81,6 +81,11 @@ def plot_pairs(
         labels = s.labels
     else:
         raw = getattr(x, "labels", x)
+        if hasattr(raw, "columns") or (np.ndim(raw) == 2 and np.shape(raw)[0] != 1):  # data, not labels
+            raise TypeError(
+                "plot_pairs takes the estimate first, then the data: plot_pairs(estimate, data) "
+                f"(the first argument is a {type(raw).__name__} of shape {np.shape(raw)}, not labels)"
+            )
         from .._validation import as_label_matrix
 
         labels = as_label_matrix(raw, "labels")[0][0]
