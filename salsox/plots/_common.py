@@ -241,8 +241,9 @@ def data_rows(
     if rows is None:
         return values, columns
     if len(set(rows)) != n:
-        seen: set = set()
-        twice = sorted({r for r in rows if r in seen or seen.add(r)})  # type: ignore[func-returns-value]
+        from collections import Counter
+
+        twice = sorted(r for r, count in Counter(rows).items() if count > 1)
         raise ValueError(f"{what}'s index names a row twice ({', '.join(map(repr, twice[:5]))}); names must be unique")
     where = {r: i for i, r in enumerate(rows)}
     if item_names is None:
