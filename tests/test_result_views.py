@@ -176,3 +176,12 @@ def test_cli_summary_keeps_the_labels_file_numbers(tmp_path):
     assert main(["summary", str(draws), "--labels", str(labels), "--out", str(out)]) == 0
     rows = out.read_text().splitlines()[2:5]
     assert [int(r.split()[0]) for r in rows] == [1, 2, 3]
+
+
+def test_wasabi_names_from_xarray(named_draws):
+    xr = pytest.importorskip("xarray")
+    values = named_draws.to_numpy()[:200].reshape(2, 100, -1)
+    da = xr.DataArray(values, dims=("chain", "draw", "obs"), coords={"obs": list(named_draws.columns)})
+    res = salsox.wasabi(da, 2, seed=1)
+    assert list(res.item_names) == list(named_draws.columns)
+    assert list(res.to_series().index) == list(named_draws.columns)
