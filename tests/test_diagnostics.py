@@ -393,6 +393,10 @@ def test_plots_draw_the_chosen_traces():
     for bad in (["nope"], [99], [True], []):
         with pytest.raises(ValueError, match="traces"):
             salsox.plots.plot_diagnosis_ranks(diag, bad)
+    for plot in (salsox.plots.plot_diagnosis_traces, salsox.plots.plot_diagnosis_ranks,
+                 salsox.plots.plot_chain_estimates):
+        with pytest.raises(TypeError, match="takes a Diagnosis"):
+            plot(diag.chain_estimates[0])
     plt.close("all")
 
 

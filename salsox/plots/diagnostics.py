@@ -8,6 +8,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from ..diagnostics import Diagnosis
 from ..metrics import psm
 from ..summaries.linkage import average_linkage, leaf_order
 from ._common import _pyplot
@@ -16,6 +17,11 @@ __all__ = ["plot_diagnosis_traces", "plot_diagnosis_ranks", "plot_chain_estimate
 
 # Traces drawn by default: the cluster counts and the first references.
 _DEFAULT_TRACES = 4
+
+
+def _check_diagnosis(diag: Any, who: str) -> None:
+    if not isinstance(diag, Diagnosis):
+        raise TypeError(f"{who} takes a Diagnosis (from salsox.diagnose) first, got {type(diag).__name__}")
 
 
 def _chosen(diag: Any, traces: Optional[Sequence[Any]]) -> List[int]:
@@ -73,6 +79,7 @@ def plot_diagnosis_traces(diag: Any, traces: Optional[Sequence[Any]] = None, *, 
     >>> len(fig.axes)
     4
     """
+    _check_diagnosis(diag, "plot_diagnosis_traces")
     plt = _pyplot()
     chosen = _chosen(diag, traces)
     fig, axes = plt.subplots(
@@ -129,6 +136,7 @@ def plot_diagnosis_ranks(
     """
     from ..diagnostics._arviz import arviz
 
+    _check_diagnosis(diag, "plot_diagnosis_ranks")
     az = arviz()
     plt = _pyplot()
     chosen = _chosen(diag, traces)
@@ -173,6 +181,7 @@ def plot_chain_estimates(diag: Any, *, figsize: Any = None, cmap: str = "viridis
     >>> [ax.get_title().splitlines()[0] for ax in fig.axes[:4]]
     ['chain 0: 4 clusters', 'chain 1: 4 clusters', 'chain 2: 5 clusters', 'chain 3: 4 clusters']
     """
+    _check_diagnosis(diag, "plot_chain_estimates")
     plt = _pyplot()
     c = diag.n_chains
     psms = [psm(d) for d in diag.chain_draws]
