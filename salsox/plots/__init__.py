@@ -1,7 +1,9 @@
 """Plots of a partition estimate (optional dependency: ``pip install salsox[plot]``).
 
-Every function takes a :class:`~salsox.Summary` (from ``Estimate.summary(draws)`` or
-:func:`salsox.summarize`), or an estimate (an Estimate or labels) together with ``draws``:
+Every function takes the result first: a :class:`~salsox.Summary` (from ``Estimate.summary()``
+or :func:`salsox.summarize`), an Estimate (it holds its draws), or labels together with
+``draws``; then the user's data where a plot draws some. Data rows are matched to the items by
+name when both name them (names that differ are an error), by position otherwise:
 
 * :func:`plot_heatmap` -- the posterior similarity matrix, items ordered by the estimate,
   cluster boundaries drawn;
@@ -13,6 +15,8 @@ Every function takes a :class:`~salsox.Summary` (from ``Estimate.summary(draws)`
 * :func:`plot_chips` -- a CHIPS sub-partition (:func:`salsox.chips`), unallocated items as open circles;
 * :func:`plot_wasabi`, :func:`plot_wasabi_elbow`, :func:`plot_wasabi_contributions` -- a WASABI
   summary (:func:`salsox.wasabi`): its particles, the elbow curve, per-item contributions.
+* :func:`plot_diagnosis_traces`, :func:`plot_diagnosis_ranks`, :func:`plot_chain_estimates` -- a
+  convergence diagnosis (:func:`salsox.diagnose`): mapped traces, rank plots, chains' estimates.
 
 The largest clusters get the most distinct colours (the same in every plot of one estimate);
 when an estimate has several singletons, they are grey, as "other".
@@ -25,6 +29,7 @@ imported only when a plot is drawn, the MDS is computed here with numpy, the lin
 from .chips import plot_chips
 from .credible_ball import plot_credible_ball
 from .dendrogram import loss_linkage, plot_dendrogram
+from .diagnostics import plot_chain_estimates, plot_diagnosis_ranks, plot_diagnosis_traces
 from .heatmap import plot_heatmap
 from .mds import classical_mds, plot_mds
 from .pairs import plot_pairs
@@ -33,3 +38,4 @@ from .wasabi import plot_wasabi, plot_wasabi_contributions, plot_wasabi_elbow
 __all__ = ["plot_heatmap", "plot_mds", "plot_pairs", "plot_dendrogram", "plot_chips", "classical_mds"]
 __all__ += ["plot_credible_ball", "loss_linkage"]
 __all__ += ["plot_wasabi", "plot_wasabi_elbow", "plot_wasabi_contributions"]
+__all__ += ["plot_diagnosis_traces", "plot_diagnosis_ranks", "plot_chain_estimates"]
