@@ -385,8 +385,9 @@ class CountTableState {
   void draw_entropies(const EntropyScale& ent);
   template <SimdPath P>
   SALSOX_INLINE void score_nid(std::int64_t i, double* out);
-  // Whether NVI's and NID's scores take every slot as a lane on the AVX2 path, up to
-  // kLaneVectors vectors of four slots (scores_entropy.hpp; EngineOptions::cell_lanes).
+  // Whether NVI's and NID's scores take every slot as a lane on the AVX2 and AVX-512 paths,
+  // up to kLaneVectors vectors of four slots (scores_entropy.hpp), and the cell sums on the
+  // AVX-512 path (cell_lanes.hpp; EngineOptions::cell_lanes).
   static constexpr std::int32_t kLaneVectors = 8;
   bool lane_cells_ = true;
 #if SALSOX_SIMD_X86

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cell_lanes.hpp"
 #include "count_table.hpp"
 #include "line_rows.hpp"
 
@@ -152,6 +153,28 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
   const std::int64_t blocks = exact_blocks();
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, blocks, q + 1, pw);
+  // On the AVX-512 path, a pass over every slot takes them as lanes (cell_lanes.hpp) where they
+  // number 5 to 32 and at most four, besides the item's own, hold 16 items or more (unless
+  // SALSOX_CELL_LANES=off).
+  std::int32_t vectors = 0, nbig = 0;
+  alignas(64) std::int64_t dc16[16] = {};
+  std::int32_t big[4] = {};
+#if SALSOX_SIMD_X86
+  if constexpr (kAll && !kAdd) {
+    if (lane_cells_ && simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
+      for (std::int32_t k = 0; k < q && nbig <= 4; ++k)
+        if (size_[k] >= 16 && !(kOwn && k == old)) {
+          if (nbig < 4) big[nbig] = k;
+          ++nbig;
+        }
+      if (nbig <= 4) {
+        vectors = (q + 7) / 8;
+        for (std::int32_t u = nbig; u < 4; ++u) big[u] = big[0];
+        std::copy(dc, dc + std::min<std::size_t>(16, dcell_fixed_.size()), dc16);
+      }
+    }
+  }
+#endif
   const int team = parallel_for(blocks, [&](std::int64_t c) {
     // Locals, not captures: with kAdd every char-sized count store may alias anything whose
     // address has escaped, and these stay in registers only if theirs has not.
@@ -172,6 +195,33 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     // Four draws per step: one add to memory per slot instead of four.
     const std::int64_t lo = block_begin(c, blocks);
     std::int64_t h = block_begin(c + 1, blocks) - 1;
+#if SALSOX_SIMD_X86
+    if (vectors > 0) {
+      alignas(64) std::int64_t lane[32];
+      std::int64_t bsum[4];
+      auto run = [&](auto g, auto b) {
+        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, step, stride, cnt, lo, h + 1, dc16,
+                                                                       d, big, old, lane, bsum, own);
+      };
+      using B0 = std::false_type;
+      using B1 = std::true_type;
+      auto by_big = [&](auto g) {
+        if (nbig > 0) run(g, B1{});
+        else run(g, B0{});
+      };
+      switch (vectors) {
+        case 1: by_big(std::integral_constant<int, 1>{}); break;
+        case 2: by_big(std::integral_constant<int, 2>{}); break;
+        case 3: by_big(std::integral_constant<int, 3>{}); break;
+        default: by_big(std::integral_constant<int, 4>{}); break;
+      }
+      std::copy(lane, lane + q, acc);
+      for (std::int32_t u = 0; u < nbig; ++u) acc[big[u]] = bsum[u];
+      if constexpr (kOwn) acc[old] = 0;
+      acc[q] = own;
+      return;
+    }
+#endif
     // Taking every slot and the item's own, the own slot's plain cells are not needed (the
     // caller puts `own` in its place): the slots before it, then those after it.
     const std::int32_t skip = kAll && kOwn ? old : q;

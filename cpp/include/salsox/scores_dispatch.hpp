@@ -36,7 +36,9 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::score_avx2(std::int64_t i
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::score_simd(std::int64_t i, double* out) {
 #if SALSOX_SIMD_X86
-  if (simd_ == SimdPath::AVX2) return score_avx2(i, out);
+  // The AVX-512 path runs the AVX2 scores: AVX-512 builds of them gained too little to keep
+  // (benchmarks/bench_ablation.py, docs/performance.md).
+  if (simd_ != SimdPath::Baseline) return score_avx2(i, out);
 #endif
   score_baseline(i, out);
 }

@@ -66,7 +66,7 @@ inline void CountTableState<Label, Count>::sort_slots() {
 
 // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
 // sum(2 - Hr/Hj) - He_k sum(1/Hj), and the nonzero cells are corrected one by one: on the AVX2
-// path, up to 32 slots, every slot as a lane of nvi_draws_avx2, the zero cells
+// and AVX-512 paths, up to 32 slots, every slot as a lane of nvi_draws_avx2, the zero cells
 // masked out; otherwise visiting only the nonzero cells (for_each_nonzero). Both take the same
 // operations in each cell and add a slot's cells in the draws' order: the same bits. Lanes
 // do a division per slot, visits one per nonzero cell, but a visit costs more than a lane:
@@ -309,7 +309,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   };
   // Both passes sum by chunks of draws (draw_chunks): first the cells of the slots 0..q (the
   // new cluster's staying 0; `width` of them, whole vectors with lanes), then, scoring an
-  // unallocated item, the three sums split by each He. On the AVX2 path, up to
+  // unallocated item, the three sums split by each He. On the AVX2 and AVX-512 paths, up to
   // 31 slots, every slot is a lane of nid_draws_avx2 (see score_nvi: the same bits).
   const std::int32_t slots = q + 1;
   const std::int32_t vectors = (slots + 3) / 4;

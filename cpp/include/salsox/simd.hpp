@@ -2,12 +2,13 @@
 // scores_omari.hpp and scores_entropy.hpp). The build takes no -march flag, so that a wheel
 // runs on any x86-64 CPU: the kernels are compiled once per path from the same source, the
 // wider ones under __attribute__((target(...))), and each count-table state picks the path
-// when it is built. There is no AVX-512 path: its kernels gained too little over the AVX2 ones
-// (benchmarks/bench_ablation.py, docs/performance.md), and AVX-512 CPUs run the AVX2 path.
+// when it is built. The scores have a baseline and an AVX2 build; the AVX-512 path runs the
+// AVX2 scores and adds only the cell-sum lanes of cell_lanes.hpp (an AVX-512 kernel stays only
+// while it gains 20% over AVX2 on a row: benchmarks/bench_ablation.py, docs/performance.md).
 //
 // Every path gives the same bits: each SIMD lane is a different candidate slot, so a slot's
 // sums are accumulated in the same order as on the baseline path, and the build passes
-// -ffp-contract=off so that no path fuses a multiply and an add.
+// -ffp-contract=off so that no path fuses a multiply and an add (AVX-512F brings FMA).
 //
 // SALSOX_SIMD forces a path (options.hpp); by default a search takes the widest the CPU runs.
 #pragma once
@@ -16,21 +17,23 @@
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SALSOX_SIMD_X86 1
 #define SALSOX_TARGET_AVX2 __attribute__((target("avx2")))
+#define SALSOX_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2")))
 #else
 #define SALSOX_SIMD_X86 0
 #endif
 
 namespace salsox {
 
-enum class SimdPath : int { Baseline = 0, AVX2 = 1 };
+enum class SimdPath : int { Baseline = 0, AVX2 = 1, AVX512 = 2 };
 
 // Slots per vector on each path (the scratch arrays of the scores are padded to kSimdPad).
-constexpr int simd_width(SimdPath p) { return p == SimdPath::AVX2 ? 4 : 2; }
+constexpr int simd_width(SimdPath p) { return p == SimdPath::AVX512 ? 8 : p == SimdPath::AVX2 ? 4 : 2; }
 constexpr int kSimdPad = 8;
 
 inline const char* simd_name(SimdPath p) {
   switch (p) {
     case SimdPath::AVX2: return "avx2";
+    case SimdPath::AVX512: return "avx512";
     default: return "baseline";
   }
 }
@@ -39,7 +42,10 @@ inline bool simd_supported(SimdPath p) {
   if (p == SimdPath::Baseline) return true;
 #if SALSOX_SIMD_X86
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
+  if (p == SimdPath::AVX2) return __builtin_cpu_supports("avx2");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx2");
 #else
   return false;
 #endif
@@ -48,7 +54,7 @@ inline bool simd_supported(SimdPath p) {
 // The paths this CPU (and this build) can run, narrowest first.
 inline std::vector<SimdPath> simd_paths() {
   std::vector<SimdPath> out;
-  for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2})
+  for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2, SimdPath::AVX512})
     if (simd_supported(p)) out.push_back(p);
   return out;
 }
