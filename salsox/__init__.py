@@ -42,6 +42,7 @@ from .uncertainty.chips import ChipsResult, chips
 from .uncertainty.wasabi import WasabiResult, evi_contributions, vi_contributions, wasabi
 from .uncertainty.wasabi import elbow as wasabi_elbow
 from .search.tuning import TuneResult, tune
+from ._config import show_config
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
 __all__ = [
@@ -92,4 +93,5 @@ __all__ = [
     "ProgressBar",
     "SearchProgress",
     "progress",
+    "show_config",
 ]

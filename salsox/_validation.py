@@ -58,19 +58,21 @@ def max_threads() -> int:
 
 
 def check_n_jobs(n_jobs: Any) -> int:
-    """None or -1: all cores; otherwise a positive number of threads."""
+    """None or -1: the CPUs this process may use (see :mod:`salsox._cpus`); otherwise a
+    positive number of threads."""
     from . import _core
+    from ._cpus import default_threads
 
-    available = max(1, int(_core.max_threads()) if _core.has_openmp() else 1)
-    if n_jobs is None:
-        return available if _core.has_openmp() else 1
-    n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
-    if n_jobs == -1:
-        return available
+    if n_jobs is not None:
+        n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
+    if not _core.has_openmp():
+        return 1
+    if n_jobs is None or n_jobs == -1:
+        return default_threads()
     # Results never depend on n_jobs; absurd thread counts are capped rather than started.
-    return min(n_jobs, max(available, 256)) if _core.has_openmp() else 1
+    return min(n_jobs, max_threads())
 
 
 def check_seed(seed: Any) -> int:
