@@ -200,16 +200,21 @@ def _metric(loss: Any) -> Loss:
     return resolved
 
 
-def _check_symmetric(metric: Loss, matrix: np.ndarray, centre: np.ndarray, distances: np.ndarray) -> None:
-    """A loss not known to be symmetric must be, on a few draws (the farthest first): the
-    distances were computed with the draws as estimates, one engine call for all."""
+def _check_symmetric(
+    metric: Loss, matrix: np.ndarray, centre: np.ndarray, picks: List[int], distances: Optional[np.ndarray] = None
+) -> None:
+    """A loss not known to be symmetric must be, on the draws ``picks``: before the distances
+    are computed (``distances`` None), a few draws spread over the sample, each scored both
+    ways; after, the farthest draw against its distance (the draws were scored as estimates,
+    one engine call for all)."""
     if type(metric) in (VI, Binder) or type(metric) in _SYMMETRIC:
         return
-    h = len(distances)
-    picks = list(dict.fromkeys([int(np.argmax(distances)), *np.linspace(0, h - 1, min(h, 4)).astype(int).tolist()]))
     for index in picks:
         other = float(partition_loss(centre, matrix[index], metric, n_jobs=1))
-        d = float(distances[index])
+        if distances is None:
+            d = float(partition_loss(matrix[index], centre, metric, n_jobs=1))
+        else:
+            d = float(distances[index])
         if abs(other - d) > _SYMMETRY_RTOL * max(1.0, abs(d), abs(other)):
             raise ValueError(
                 f"loss {metric.name!r} is not symmetric: between the estimate and draw {index} it is {other!r} "
@@ -294,12 +299,13 @@ def credible_ball(
     matrix, names = _draws_matrix(draws)
     h, n = matrix.shape
     centre = as_label_matrix(estimate, "estimate", n)[0][0]
+    _check_symmetric(metric, matrix, centre, np.linspace(0, h - 1, min(h, 4)).astype(int).tolist())
 
     # One vectorised call: the H draws as "estimates" scored against the centre. With a = b
     # the loss is symmetric, so this is the distance.
     distances = np.asarray(partition_loss(matrix, centre[None, :], metric, n_jobs=jobs), dtype=np.float64)
     distances = np.maximum(distances, 0.0)  # rounding can give -1e-16 for identical partitions
-    _check_symmetric(metric, matrix, centre, distances)
+    _check_symmetric(metric, matrix, centre, [int(np.argmax(distances))], distances)
     order = np.argsort(distances, kind="stable")  # R's sort(index.return=TRUE) is stable
     # ceil(level * H), guarded against 0.95 * 100 = 95.00000000000001.
     size = min(h, max(1, math.ceil(level * h - 1e-9 * h)))
