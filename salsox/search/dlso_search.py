@@ -9,6 +9,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_rows
 from ..io import Draws
+from ..engine import check_limit
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from .estimate import Estimate
@@ -17,7 +18,12 @@ __all__ = ["dlso"]
 
 
 def dlso(
-    draws: Any, loss: Union[str, Loss] = "VI", *, candidates: Any = None, n_jobs: Optional[int] = None
+    draws: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    candidates: Any = None,
+    n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> Estimate:
     """The draw (or candidate) with the smallest Monte Carlo expected loss (Dahl 2006's
     least-squares idea).
@@ -33,6 +39,9 @@ def dlso(
         draws themselves.
     n_jobs : int, optional
         Threads (default: all cores).
+    memory_limit : int, optional
+        Bytes the evaluation may allocate (the candidates taken from the draws, contingency
+        tables, a PSM built from draws); more is a MemoryError up front. Default 16 GiB.
 
     Returns
     -------
@@ -54,8 +63,19 @@ def dlso(
     if candidates is None and not isinstance(truth, Draws):
         raise ValueError("dlso needs draws, not a PSM, unless candidates= are given")
     jobs = check_n_jobs(n_jobs)
+    limit = check_limit(memory_limit)
     start = time.perf_counter()
+    route = loss._route(truth)
     if candidates is None:
+        # The draws as label rows (int64 while relabelled, then int32), and their evaluation.
+        h, n = truth.n_draws, truth.n_items  # type: ignore[union-attr]
+        need = 20 * h * n + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
+        if need > limit:
+            raise MemoryError(
+                f"dlso over the {h} draws needs about {need / 2**20:.1f} MiB (the draws as {h} x {n} label rows "
+                f"and their evaluation), more than memory_limit={limit} bytes; raise memory_limit or give "
+                "fewer candidates="
+            )
         # Draws with sparse labels are stored relabelled in value order; the loss engines take
         # estimates labelled in order of first appearance.
         candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))  # type: ignore[union-attr]
@@ -63,7 +83,8 @@ def dlso(
     else:
         candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
         from_draws = False
-    values = loss._route(truth).losses(candidates, jobs)
+        route.check_losses_memory(len(candidates), int(candidates.max(initial=0)) + 1, jobs, limit)
+    values = route.losses(candidates, jobs)
     best = int(np.argmin(values))
     labels, _ = as_label_matrix(candidates[best], "labels")
     labels = labels[0].astype(np.intp)

@@ -222,6 +222,7 @@ def salso(
                 initializer, c["prob_init"], truth, kd, n_runs, seed
             )
     route.check_memory(threads, kd, limit)
+    route.check_losses_memory(1, kd, jobs, limit)  # the final evaluation, once the tables are freed
     try:
         if client is not None:
             from .distributed import run_on_dask
@@ -351,7 +352,9 @@ def _estimate_from(
         raise RuntimeError("the search finished no run")
     labels, _ = as_label_matrix(np.asarray(raw["labels"]), "labels")
     labels = labels[0].astype(np.intp)
-    value = float(route.losses(labels[None, :].astype(np.int32), 1)[0])
+    # Split over the draws and the search's threads (the same bits whatever their number).
+    jobs = options["n_jobs"] if options["n_jobs"] > 0 else check_n_jobs(None)
+    value = float(route.losses(labels[None, :].astype(np.int32), jobs)[0])
     best = raw["runs"][raw["best"]]
     info: Dict[str, Any] = {
         "initialization": best["initialization"],

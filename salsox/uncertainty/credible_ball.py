@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_rows
+from ..engine import check_limit
 from ..io import Draws, convert_foreign_named
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import partition_loss
@@ -241,6 +242,7 @@ def credible_ball(
     level: float = 0.95,
     *,
     n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> CredibleBall:
     """Credible ball around a partition estimate, with its bounds (Wade & Ghahramani 2018).
 
@@ -263,6 +265,9 @@ def credible_ball(
         Posterior probability of the ball, in (0, 1]; mcclust.ext's ``1 - alpha``.
     n_jobs : int, optional
         Threads for the distances (default: all cores).
+    memory_limit : int, optional
+        Bytes the ball may allocate (the draws as H x n label rows, the distances and their
+        evaluation); more is a MemoryError up front. Default 16 GiB.
 
     Returns
     -------
@@ -296,14 +301,26 @@ def credible_ball(
     if not (0.0 < level <= 1.0):
         raise ValueError(f"level must be in (0, 1], got {level!r}")
     jobs = check_n_jobs(n_jobs)
+    limit = check_limit(memory_limit)
     matrix, names = _draws_matrix(draws)
     h, n = matrix.shape
+
     centre = as_label_matrix(estimate, "estimate", n)[0][0]
+    # The label rows above, the distances and sort order, the evaluation against the centre.
+    route = metric._route(Draws(centre[None, :]))
+    need = matrix.nbytes + 24 * h + route.losses_bytes(h, int(matrix.max(initial=0)) + 1, jobs)
+    if need > limit:
+        raise MemoryError(
+            f"the credible ball needs about {need / 2**20:.1f} MiB ({h} draws of {n} items), more than "
+            f"memory_limit={limit} bytes; raise memory_limit or lower n_jobs"
+        )
     _check_symmetric(metric, matrix, centre, np.linspace(0, h - 1, min(h, 4)).astype(int).tolist())
 
     # One vectorised call: the H draws as "estimates" scored against the centre. With a = b
     # the loss is symmetric, so this is the distance.
-    distances = np.asarray(partition_loss(matrix, centre[None, :], metric, n_jobs=jobs), dtype=np.float64)
+    distances = np.asarray(
+        partition_loss(matrix, centre[None, :], metric, n_jobs=jobs, memory_limit=limit), dtype=np.float64
+    )
     distances = np.maximum(distances, 0.0)  # rounding can give -1e-16 for identical partitions
     _check_symmetric(metric, matrix, centre, [int(np.argmax(distances))], distances)
     order = np.argsort(distances, kind="stable")  # R's sort(index.return=TRUE) is stable
