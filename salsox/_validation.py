@@ -197,6 +197,15 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
     return out
 
 
+_RELABEL_CHUNK = 2**20  # labels relabelled at once (see relabel_rows)
+
+
+def relabel_bytes(m: int, n: int) -> int:
+    """Bytes :func:`relabel_rows` of an m x n matrix allocates at most: its int32 result and the
+    temporaries of one chunk."""
+    return 4 * m * n + 60 * min(m * n, max(n, _RELABEL_CHUNK))
+
+
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
     """Each row relabelled to 0..q-1 in order of first appearance (vectorised)."""
     # Rows already canonical (restricted growth strings, e.g. from set_partitions) are kept.
@@ -208,6 +217,14 @@ def relabel_rows(arr: np.ndarray) -> np.ndarray:
         out[~canonical] = relabel_rows(arr[~canonical])
         return out
     m, n = arr.shape
+    # Its temporaries take about 60 bytes a label: rows in chunks of about 2**20 labels keep
+    # them to some 60 MiB, whatever the number of rows (the same labels).
+    rows_per_chunk = max(1, _RELABEL_CHUNK // n)
+    if m > rows_per_chunk:
+        out = np.empty((m, n), dtype=np.int32)
+        for lo in range(0, m, rows_per_chunk):
+            out[lo : lo + rows_per_chunk] = relabel_rows(arr[lo : lo + rows_per_chunk])
+        return out
     order = np.argsort(arr, axis=1, kind="stable")
     ordered = np.take_along_axis(arr, order, axis=1)
     start = np.ones((m, n), dtype=bool)

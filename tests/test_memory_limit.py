@@ -7,6 +7,7 @@ import pytest
 import salsox
 from salsox import _core
 from salsox.losses import get_loss
+from salsox._validation import relabel_bytes
 from salsox.metrics import as_truth
 
 
@@ -81,7 +82,8 @@ def test_psm_is_built_in_place():
 def test_dlso(engine_calls):
     draws = salsox.Draws(_draws())
     route = get_loss("VI")._route(draws)
-    need = 20 * draws.n_draws * draws.n_items + route.losses_bytes(draws.n_draws, int(draws._core.kmax), 2)
+    h, n = draws.n_draws, draws.n_items
+    need = relabel_bytes(h, n) + route.losses_bytes(h, int(draws._core.kmax), 2)
     with pytest.raises(MemoryError, match="memory_limit"):
         salsox.dlso(draws, "VI", n_jobs=2, memory_limit=need - 1)
     assert engine_calls == []
@@ -97,8 +99,7 @@ def test_credible_ball(engine_calls):
     centre = draws[0]
     h, n = draws.shape
     route = get_loss("VI")._route(salsox.Draws(centre[None, :]))
-    matrix_bytes = h * n * 4  # the draws as int32 label rows
-    need = matrix_bytes + 24 * h + route.losses_bytes(h, int(draws.max()) + 1, 2)
+    need = relabel_bytes(h, n) + 24 * h + route.losses_bytes(h, int(draws.max()) + 1, 2)
     with pytest.raises(MemoryError, match="memory_limit"):
         salsox.credible_ball(centre, draws, "VI", n_jobs=2, memory_limit=need - 1)
     assert engine_calls == []
@@ -118,3 +119,20 @@ def test_salso_final_evaluation_is_checked_before_the_search(engine_calls, monke
     with pytest.raises(MemoryError, match="memory_limit"):
         salsox.salso(draws, "VI", n_runs=2, n_jobs=2, seed=1, memory_limit=max(search, final) - 1)
     assert searched == [] and engine_calls == []
+
+
+@pytest.mark.parametrize("threshold, mode", [(0.0, "path"), (0.5, "single")])
+def test_chips(monkeypatch, threshold, mode):
+    from salsox.uncertainty.chips import chips_bytes
+
+    draws = _draws()
+    h, n = draws.shape
+    need = chips_bytes(n, h, 8, 2, mode)
+    real = _core.chips
+    calls = []
+    monkeypatch.setattr(_core, "chips", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.chips(draws, threshold, n_runs=8, n_jobs=2, seed=1, memory_limit=need - 1)
+    assert calls == []
+    res = salsox.chips(draws, threshold, n_runs=8, n_jobs=2, seed=1, memory_limit=need, complete=False)
+    assert res.mode == mode and calls == [1]

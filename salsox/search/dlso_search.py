@@ -7,7 +7,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs, relabel_rows
+from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
 from ..io import Draws
 from ..engine import check_limit
 from ..losses import Loss, get_loss
@@ -67,9 +67,9 @@ def dlso(
     start = time.perf_counter()
     route = loss._route(truth)
     if candidates is None:
-        # The draws as label rows (int64 while relabelled, then int32), and their evaluation.
+        # The draws as int32 label rows (relabelled a chunk at a time), and their evaluation.
         h, n = truth.n_draws, truth.n_items  # type: ignore[union-attr]
-        need = 20 * h * n + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
+        need = relabel_bytes(h, n) + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
         if need > limit:
             raise MemoryError(
                 f"dlso over the {h} draws needs about {need / 2**20:.1f} MiB (the draws as {h} x {n} label rows "
@@ -78,7 +78,11 @@ def dlso(
             )
         # Draws with sparse labels are stored relabelled in value order; the loss engines take
         # estimates labelled in order of first appearance.
-        candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))  # type: ignore[union-attr]
+        candidates = np.empty((h, n), dtype=np.int32)
+        step = max(1, 2**20 // n)  # rows relabelled a chunk at a time (see relabel_rows)
+        for lo in range(0, h, step):
+            rows = range(lo, min(h, lo + step))
+            candidates[lo : lo + step] = relabel_rows(np.stack([truth.draw(r) for r in rows]))  # type: ignore[union-attr]
         from_draws = True
     else:
         candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]

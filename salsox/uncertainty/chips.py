@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _core
 from .._validation import as_partial_labels, check_int, check_n_jobs, check_probability, check_seed
+from ..engine import check_limit
 from ..io import Draws, as_draws
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
@@ -305,6 +306,18 @@ def _check_initial(initial: Any, n: int) -> Optional[np.ndarray]:
     return as_partial_labels(initial, "initial", n, "unallocated")
 
 
+def chips_bytes(n: int, h: int, n_runs: int, threads: int, mode: str) -> int:
+    """Bytes :func:`chips` allocates for n items, h draws and ``n_runs`` runs on ``threads``
+    threads in ``mode``: each run's steps (in the engine and again as arrays), each thread's
+    run state, the rows' labels replayed from every run, and the rows returned (held twice:
+    the engine's, and the array they are copied into)."""
+    steps = n_runs * (24 * n + 24 * n)
+    state = threads * (8 * n + 24 * h + 256)
+    replay = n_runs * 4 * n
+    rows = {"path": n + 1, "all": n_runs, "single": n_runs}[mode]
+    return steps + state + replay + 2 * 4 * n * rows
+
+
 def _check_completion(
     d: Draws, loss: Any, complete: Dict[str, Any], max_clusters: Optional[int], jobs: int, seed: int,
     start: Optional[np.ndarray],
@@ -354,6 +367,7 @@ def chips(
     complete: Union[None, bool, Dict[str, Any]] = None,
     loss: Any = "VI",
     max_clusters: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> ChipsResult:
     """High-probability sub-partitions by the CHIPS greedy search.
 
@@ -397,6 +411,10 @@ def chips(
     max_clusters : int, optional
         Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
         of CHIPS clusters).
+    memory_limit : int, optional
+        Bytes the runs and the rows they give may take (a path holds n + 1 rows of n labels);
+        more is a MemoryError before any run. Default 16 GiB. The completion takes its own
+        (``complete=dict(memory_limit=...)``).
 
     Returns
     -------
@@ -449,6 +467,14 @@ def chips(
         raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
     if max_clusters is not None:
         check_int("max_clusters", max_clusters, minimum=1)
+    limit = check_limit(memory_limit)
+    need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
+    if need > limit:
+        raise MemoryError(
+            f"chips in {mode} mode needs about {need / 2**20:.1f} MiB ({runs} runs of {d.n_items} items"
+            f"{', a path of n + 1 rows of n labels' if mode == 'path' else ''}), more than memory_limit={limit} "
+            "bytes; lower n_runs, ask for a single sub-partition (threshold > 0), or raise memory_limit"
+        )
     completion = None if complete is None else _check_completion(d, loss, complete, max_clusters, jobs, seed, start)
 
     raw = _core.chips(d._core, thr, runs, jobs, seed, mode, start)

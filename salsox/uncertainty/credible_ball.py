@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs, relabel_rows
+from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
 from ..engine import check_limit
 from ..io import Draws, convert_foreign_named
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
@@ -306,9 +306,10 @@ def credible_ball(
     h, n = matrix.shape
 
     centre = as_label_matrix(estimate, "estimate", n)[0][0]
-    # The label rows above, the distances and sort order, the evaluation against the centre.
+    # The label rows above (built first: their size gives the rest), the distances and sort order,
+    # the evaluation against the centre.
     route = metric._route(Draws(centre[None, :]))
-    need = matrix.nbytes + 24 * h + route.losses_bytes(h, int(matrix.max(initial=0)) + 1, jobs)
+    need = relabel_bytes(h, n) + 24 * h + route.losses_bytes(h, int(matrix.max(initial=0)) + 1, jobs)
     if need > limit:
         raise MemoryError(
             f"the credible ball needs about {need / 2**20:.1f} MiB ({h} draws of {n} items), more than "
