@@ -43,7 +43,7 @@ need = route.losses_bytes(1, 8, 2)
 run = lambda: salsox.partition_loss(est, d, "VI.lb", n_jobs=2)
 """,
     "dlso over the draws": """
-d = salsox.Draws(draws(5000, 2000, 8))
+d = salsox.Draws(draws(1500, 2000, 8))
 route = salsox.VI()._route(d)
 from salsox._validation import relabel_bytes
 h, n = d.n_draws, d.n_items

@@ -15,7 +15,7 @@ import math
 import os
 from typing import List, Optional, Tuple
 
-__all__ = ["CpuInfo", "cpu_info", "default_threads", "CGROUP_ROOT_ENV"]
+__all__ = ["CpuInfo", "cpu_info", "default_threads", "usable_cpus", "CGROUP_ROOT_ENV"]
 
 # Where the cgroup file system is mounted; tests point it at fake quota files.
 CGROUP_ROOT_ENV = "SALSOX_CGROUP_ROOT"
@@ -137,3 +137,10 @@ def cpu_info() -> CpuInfo:
 def default_threads() -> int:
     """The default number of threads (``n_jobs=None`` or ``-1``): see :class:`CpuInfo`."""
     return cpu_info().default
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may use: the affinity mask lowered to the cgroup quota rounded
+    down, at least one (``OMP_NUM_THREADS`` aside)."""
+    info = cpu_info()
+    return info.affinity if info.quota is None else max(1, min(info.affinity, math.floor(info.quota)))

@@ -16,6 +16,7 @@ from .._validation import (
     check_seed,
     max_threads,
 )
+from .._cpus import usable_cpus
 from ..engine import Route
 from ..io import PSM, Draws
 from ..losses import Loss, get_loss
@@ -231,7 +232,10 @@ def salso(
                 options["n_jobs"] = -1  # each task: all of its worker's threads
             raw = run_on_dask(client, route, options, progress=report)
         else:
-            raw = route.search({**options, "progress": report})
+            # Threads beyond the runs only help them, and no more of them than the CPUs run at
+            # once (the engine's crew): a larger team would only be started and put to sleep.
+            engine_jobs = max(min(jobs, n_runs), min(jobs, usable_cpus()))
+            raw = route.search({**options, "n_jobs": engine_jobs, "progress": report})
     finally:
         close_progress(bar)
     est = _estimate_from(raw, truth, loss, route, options, time.perf_counter() - start)

@@ -133,7 +133,7 @@ inline std::int32_t estimates_clusters(const std::int32_t* estimates, std::int64
 // over the threads (fewer estimates than threads).
 template <class Label>
 std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, std::int64_t M, int n_jobs) {
-  const std::int64_t threads = std::max<std::int64_t>(1, n_jobs);
+  const std::int64_t threads = std::min<std::int64_t>(std::max(1, n_jobs), usable_cpus());
   return with_count_type(d.n, [&](auto count) {
     using Eval = DrawBlockLoss<Label, decltype(count)>;
     const std::int64_t block = Eval::block_draws(d.kmax, q);
@@ -155,13 +155,12 @@ std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& 
                                     Interrupt* interrupt = nullptr) {
   std::vector<double> out(M);
   const std::int32_t q_max = estimates_clusters(estimates, M, d.n);
-  int threads = usable_threads(std::max(1, n_jobs));
+  int threads = loop_threads(n_jobs, std::numeric_limits<std::int64_t>::max());
   with_count_type(d.n, [&](auto count) {
     using Eval = DrawBlockLoss<Label, decltype(count)>;
     const std::int64_t block = Eval::block_draws(d.kmax, q_max);
     const std::int64_t blocks = (d.H + block - 1) / block;
-    if (M < threads) threads = static_cast<int>(std::min<std::int64_t>(threads, blocks));
-    else threads = static_cast<int>(std::min<std::int64_t>(threads, M));
+    threads = loop_threads(threads, M < threads ? blocks : M);
     // Built up front, so that an allocation failure surfaces before any thread starts.
     std::vector<std::unique_ptr<Eval>> evals;
     for (int t = 0; t < threads; ++t) evals.push_back(std::make_unique<Eval>(d, loss, q_max));
@@ -195,7 +194,7 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
   std::vector<double> out(M);
   std::int32_t q = 1;
   for (std::int64_t e = 0; e < M * n; ++e) q = std::max(q, estimates[e] + 1);
-  const int threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M))));
+  const int threads = loop_threads(n_jobs, M);
   std::vector<std::unique_ptr<PairwiseState<T>>> states;
   for (int t = 0; t < threads; ++t)
     states.push_back(std::make_unique<PairwiseState<T>>(sim, n, scale, kind, a, b, q));

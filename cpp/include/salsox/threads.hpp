@@ -67,6 +67,14 @@ inline std::atomic<int>& crews_awake() {
   return awake;
 }
 
+// Threads for a loop of `count` independent items asked to run on `requested` threads: no more
+// than the items or the CPUs (threads beyond the CPUs would only take turns on them, and waking
+// 256 of them costs more than a short loop), at least one; see usable_threads.
+inline int loop_threads(std::int64_t requested, std::int64_t count) {
+  const std::int64_t t = std::min<std::int64_t>({requested, count, static_cast<std::int64_t>(usable_cpus())});
+  return usable_threads(static_cast<int>(std::max<std::int64_t>(1, t)));
+}
+
 // A stop request for a long engine call. `check` (e.g. Python's signal check) runs only on the
 // thread that created the Interrupt, at most every 50 ms; the other threads only read the flag.
 // A default-constructed Interrupt never stops.
@@ -130,14 +138,14 @@ class Countdown {
   std::condition_variable woken_;
 };
 
-// body(i, thread) for i = 0..count-1 over up to `threads` threads (dynamic schedule; thread is
-// 0..threads-1, for per-thread scratch). Stops handing out work when `interrupt` says so; the
+// body(i, thread) for i = 0..count-1 over up to `threads` threads, no more than the CPUs
+// (loop_threads; dynamic schedule; thread is 0..threads-1, for per-thread scratch). Stops handing out work when `interrupt` says so; the
 // calling thread keeps polling it until every thread is done. The first exception thrown by a
 // body stops the loop and is rethrown here, after the parallel region (an exception must not
 // leave an OpenMP region: that terminates the process). Returns the threads used.
 template <class Body>
 int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
-  threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count))));
+  threads = loop_threads(threads, count);
   std::atomic<std::int64_t> next{0};
   Countdown active(threads);
   std::atomic<bool> failed{false};
