@@ -34,7 +34,7 @@ import numpy as np
 from .. import _core
 from ..engine import CountSumRoute, Route
 from ..engine.countsum import NEGATIVE_TOLERANCE as _NEGATIVE_TOLERANCE
-from ..engine.countsum_jit import attach_kernel
+from ..engine.countsum_jit import attach_kernel, why_not_compiled
 from ..registry import PluginError, loss_label
 from .base import CountLoss, _check_engine, _needs_draws
 from .countsum_forms import exact_nonnegative, factor_square_roots, separate
@@ -197,6 +197,26 @@ class CountSumLoss(CountLoss):
 
     def __hash__(self) -> int:
         return hash(self._identity())
+
+    def _description(self) -> Dict[str, str]:
+        out = super()._description()
+        out["formula"] = self.formula
+        out.update(self._scoring())
+        return out
+
+    def _scoring(self) -> Dict[str, str]:
+        """The scorer the engine picks here and whether the formula is compiled (what a search
+        gets: the engine form for a few items; neither choice depends on n)."""
+        compiled = self._count_loss(8)
+        if compiled.dense_kernel:  # the engine then scores densely, separable or not (faster)
+            scorer = "dense (every draw x candidate cluster, in compiled code)"
+            if compiled.sparse:
+                scorer += "; the separable form is not used: compiled dense scores are faster"
+            return {"scorer": scorer, "compiled": "yes (machine code, llvmlite)"}
+        scorer = "sparse (only an item's nonzero cells; the formula is separable)" if compiled.sparse else (
+            "dense (every draw x candidate cluster)"
+        )
+        return {"scorer": scorer, "compiled": f"no ({why_not_compiled(compiled)})"}
 
     def _tables(self, n: int, who: str) -> Dict[str, List[List[float]]]:
         counts = np.arange(n + 1, dtype=np.int64)
