@@ -68,7 +68,9 @@ def test_trailing_commas_on_every_line_and_on_the_header(tmp_path: Path) -> None
     every = salsox.read_draws(write(tmp_path, "a.csv", "a,b,c,d,\n1,1,2,2,\n1,1,2,3,\n1,1,1,2,\n"))
     header = salsox.read_draws(write(tmp_path, "b.csv", "a,b,c,d,\n1,1,2,2\n1,1,2,3\n1,1,1,2\n"))
     plain = salsox.read_draws(write(tmp_path, "c.csv", "1,1,2,2,\n1,1,2,3,\n1,1,1,2,\n"))
-    for d in (every, header, plain):
+    tabs = salsox.read_draws(write(tmp_path, "d.tsv", "a\tb\tc\td\t\n1\t1\t2\t2\t\n1\t1\t2\t3\t\n1\t1\t1\t2\t\n"))
+    assert tabs.item_names.tolist() == list("abcd")
+    for d in (every, header, plain, tabs):
         np.testing.assert_array_equal(salsox.psm(d), salsox.psm(DRAWS))
     assert every.item_names.tolist() == header.item_names.tolist() == list("abcd")
     # a trailing comma on some data lines only is still an error (an empty field)
@@ -342,3 +344,14 @@ def test_two_partition_route_agrees_with_the_engine_below_the_limit() -> None:
             assert two_partition_loss(y, x, loss) == pytest.approx(
                 float(salsox.partition_loss(y, x, loss)), rel=1e-10, abs=1e-12
             ), (loss, x, y)
+
+
+def test_a_similarity_matrix_file_is_named_as_such(tmp_path: Path, capsys) -> None:
+    matrix = salsox.psm(np.random.default_rng(0).integers(0, 3, size=(30, 5)))
+    path = tmp_path / "psm.csv"
+    np.savetxt(path, matrix, delimiter=",")
+    for command in ("estimate", "ball", "chips", "wasabi"):
+        extra = ["-L", "2"] if command == "wasabi" else []
+        assert cli.main([command, str(path), *extra]) == 1
+        err = capsys.readouterr().err
+        assert "holds a similarity matrix" in err and "not draws" in err, (command, err)

@@ -318,7 +318,7 @@ def _parse_text(
 def _drop_trailing_delimiters(rows: List[Tuple[int, str]], delimiter: Optional[str]) -> List[Tuple[int, str]]:
     """Lines ending in the delimiter (an empty last field, as some spreadsheets and loops
     write) lose it when every line ends so; a header line of names alone may too."""
-    if delimiter is None or delimiter.isspace():
+    if delimiter is None:  # split on runs of whitespace: no empty fields
         return rows
     ends = [line.rstrip(" \r").endswith(delimiter) for _, line in rows]
     if all(ends):

@@ -192,7 +192,10 @@ def partition_loss(
     -------
     float, or ndarray of shape (M,) when ``estimate`` is 2-D.
 
-    Count-based losses cost O(H n) per estimate.
+    Count-based losses cost O(H n) per estimate. Between two partitions the built-in count
+    losses take any number of clusters (beyond the engine's 65,536 per partition they are
+    computed from the sparse contingency table, so ``RI`` and ``ARI`` too); draws hold at most
+    65,536 clusters per draw.
 
     Examples
     --------
