@@ -114,6 +114,13 @@ def looks_like_similarity(arr: Any) -> bool:
 _BOOKKEEPING = frozenset({"iter", "iteration", "draw", "chain", "sample", ".chain", ".iteration", ".draw", "warmup"})
 
 
+def is_bookkeeping(column: Any) -> bool:
+    """Whether a column name is a sampler's bookkeeping (``iter``, ``chain``, ``lp__``, ...)."""
+    label = column[-1] if isinstance(column, tuple) and column else column
+    text = label.strip().lower() if isinstance(label, str) else ""
+    return text in _BOOKKEEPING or (text.endswith("__") and len(text) > 2)
+
+
 def check_label_frame(x: Any, name: str) -> None:
     """A pandas DataFrame of labels: every column must hold integer labels. A sampler's
     bookkeeping column (``iter``, ``chain``, ``lp__``, ...), a string column or a column of
@@ -123,10 +130,8 @@ def check_label_frame(x: Any, name: str) -> None:
     if columns is None or dtypes is None or not hasattr(x, "iloc"):
         return
     for position, (column, dtype) in enumerate(zip(list(columns), list(dtypes))):
-        label = column[-1] if isinstance(column, tuple) and column else column
         shown = repr(column)
-        text = label.strip().lower() if isinstance(label, str) else ""
-        if text in _BOOKKEEPING or (text.endswith("__") and len(text) > 2):
+        if is_bookkeeping(column):
             raise ValueError(
                 f"{name}: column {shown} of the DataFrame is a sampler's bookkeeping column, not an item's "
                 f"cluster labels; select the label columns, e.g. frame.drop(columns=[{shown}]) "

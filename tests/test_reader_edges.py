@@ -190,6 +190,15 @@ def test_a_samplers_bookkeeping_column_is_named_not_taken_as_an_item(column: str
             call()
 
 
+def test_a_csv_with_a_samplers_columns_names_them(tmp_path: Path) -> None:
+    path = write(tmp_path, "stan.csv", "iter,lp__,z.1,z.2,z.3\n1,-3.5,1,1,2\n2,-3.1,1,2,2\n")
+    with pytest.raises(InputError, match="column 'iter' .*is a sampler's bookkeeping column"):
+        salsox.read_draws(path)
+    path = write(tmp_path, "stan2.csv", "z.1,z.2,z.3,lp__\n1,1,2,-3\n1,2,2,-4\n")
+    with pytest.raises(InputError, match="column 'lp__'"):
+        salsox.read_draws(path)
+
+
 def test_string_and_float_columns_are_named() -> None:
     frame = pd.DataFrame(DRAWS, columns=list("abcd"))
     with pytest.raises(ValueError, match=r"column 'who' .*str"):

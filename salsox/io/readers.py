@@ -14,6 +14,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from .._validation import is_bookkeeping
+
 __all__ = ["InputError", "read_matrix", "read_matrix_named", "read_labels", "escape_controls", "shown"]
 
 # Draws file extensions read as text; anything else that is not .npy/.npz is tried as text too.
@@ -280,6 +282,12 @@ def _parse_text(
         if what == "labels" and [f.lower() for f in first_fields] == ["item", "label"]:
             drop_first_column = True  # --with-names output: item names, then their labels
         names = first_fields[1:] if drop_first_column else first_fields
+        for column in names if what == "draws" else ():
+            if is_bookkeeping(column):  # Stan's and CODA's CSV columns beside the labels
+                raise InputError(
+                    f"{path}: column {column!r} (line {rows[0][0]}) is a sampler's bookkeeping column, not an "
+                    "item's cluster labels; keep only the label columns"
+                )
         second = rows[1][1]
         if not drop_first_column and len(_split(second, delimiter)) == len(first_fields) + 1:
             # R's write.table: a header of n names above lines of a quoted row name and n values
