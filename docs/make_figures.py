@@ -4,8 +4,8 @@
 
 Every figure is deterministic (fixed seeds, Agg backend, date-free PNG metadata) and kept
 small (< 150 KB each). Two cases, both from :mod:`salsox.datasets` so that anyone can rebuild
-them: the bundled example (4 clusters, 100 items) and a many-cluster case (140 points from 14
-Gaussian components plus 4 far outliers, which come out as singletons).
+them: the bundled example (4 clusters, 100 items) and a many-cluster case (134 points: 130 from
+14 Gaussian components plus 4 far outliers, which come out as singletons).
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def understanding_figure(written: List[Path]) -> None:
     written.append(path)
 
 
-GALLERY = ("heatmap", "mds", "pairs", "strip", "dendrogram", "ball", "chips")
+GALLERY = ("heatmap", "mds", "pairs", "strip", "dendrogram", "ball", "chips", "wasabi", "wasabi_heatmap",
+           "contributions")
 
 
 def gallery_figure(name: str, data: np.ndarray, draws: np.ndarray, estimate: Any, summary: Any) -> Any:
@@ -87,9 +88,9 @@ def gallery_figure(name: str, data: np.ndarray, draws: np.ndarray, estimate: Any
     if name == "mds":
         return plots.plot_mds(summary).figure
     if name == "pairs":
-        return plots.plot_pairs(data, summary, segments=True)
+        return plots.plot_pairs(summary, data, segments=True)
     if name == "strip":
-        return plots.plot_pairs(data[:, :1], summary)
+        return plots.plot_pairs(summary, data[:, :1])
     if name == "dendrogram":
         width = max(11.0, 0.5 * estimate.n_clusters + 4.0)
         fig, (left, right) = plt.subplots(1, 2, figsize=(width, 4.4), layout="constrained")
@@ -100,6 +101,12 @@ def gallery_figure(name: str, data: np.ndarray, draws: np.ndarray, estimate: Any
         return plots.plot_credible_ball(salsox.credible_ball(estimate, draws), data)
     if name == "chips":
         return plots.plot_chips(salsox.chips(draws, threshold=0.5, seed=0), data).figure
+    if name == "wasabi":
+        return plots.plot_wasabi(salsox.wasabi(draws, 3, seed=0), data)
+    if name == "wasabi_heatmap":
+        return plots.plot_wasabi(salsox.wasabi(draws, 3, seed=0), kind="heatmap")
+    if name == "contributions":
+        return plots.plot_wasabi_contributions(salsox.wasabi(draws, 3, seed=0)).figure
     raise ValueError(f"no gallery figure {name!r}")
 
 

@@ -124,10 +124,11 @@ def test_plot_chips_renders(tmp_path) -> None:
     assert len(res.unallocated.items) > 0 and res.n_items > 0
     for data in (None, ex.data):
         ax = plot_chips(res, data)
-        # Allocated clusters plus the grey unallocated items, sized by p - q_i.
+        # The open circles of the unallocated items (underneath, sized by p - q_i), then the clusters.
         collections = ax.collections
         assert len(collections) == int(res.labels.max()) + 2
-        grey = collections[-1]
+        grey = collections[0]
+        assert grey.get_zorder() < min(c.get_zorder() for c in collections[1:])
         assert len(grey.get_offsets()) == len(res.unallocated.items)
         drop = res.probability - res.unallocated.q
         assert np.argmax(grey.get_sizes()) == np.argmax(drop)
@@ -137,5 +138,5 @@ def test_plot_chips_renders(tmp_path) -> None:
         plt.close(ax.figure)
     with pytest.raises(ValueError, match="single"):
         plot_chips(salsox.chips(ex.draws, n_runs=2, seed=0))
-    with pytest.raises(ValueError, match="data must have shape"):
-        plot_chips(res, ex.data[:, :1])
+    with pytest.raises(ValueError, match="data has 3 rows but the result has 100 items"):
+        plot_chips(res, ex.data[:3])

@@ -60,15 +60,25 @@ def _blocks(page: str) -> List[Tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M)]
 
 
-# Blocks that read the user's own files are illustrations, not runnable here.
-_NEEDS_USER_FILES = re.compile(r"draws\.csv|draws\.npz|loadtxt|np\.load\(")
+# Blocks that read the user's own files (or use their ArviZ objects) are illustrations, not runnable here.
+_NEEDS_USER_FILES = re.compile(r"draws\.csv|draws\.npz|loadtxt|np\.load\(|\bidata\b")
 
 
-@pytest.mark.parametrize("page", ["getting_started.md", "losses.md", "chips.md", "coming_from_r.md"])
+@pytest.mark.parametrize(
+    "page", ["getting_started.md", "losses.md", "chips.md", "coming_from_r.md", "understanding.md", "gallery.md"]
+)
 def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
     """Every Python example of the page runs (in order, one namespace); a ```text block right
     after an example is its exact output."""
     blocks = _blocks(page)
+    try:
+        import matplotlib
+    except ImportError:  # pages with plots need the optional dependency
+        matplotlib = None
+    if matplotlib is not None:
+        matplotlib.use("Agg")  # files only, never a window
+    elif any("plots." in code or "plot_" in code for _, code in blocks):
+        pytest.skip("matplotlib is not installed")
     namespace: dict = {"__name__": "__docs__"}
     ran = 0
     for i, (lang, code) in enumerate(blocks):
@@ -78,6 +88,10 @@ def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
         with contextlib.redirect_stdout(out):
             exec(compile(code, f"{page}[block {i}]", "exec"), namespace)
         ran += 1
+        if matplotlib is not None:
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
         if i + 1 < len(blocks) and blocks[i + 1][0] == "text":
             assert out.getvalue().strip() == blocks[i + 1][1].strip(), f"{page} block {i} prints something else"
     assert ran >= 2

@@ -106,17 +106,17 @@ def test_mds(mpl, example, tmp_path):
 
 def test_pairs_on_data(mpl, example, tmp_path):
     ex, est, s = example
-    fig = plots.plot_pairs(ex.data, s)
+    fig = plots.plot_pairs(s, ex.data)
     # Four panels, and the hidden count axis of each diagonal histogram.
     assert fig.__class__.__name__ == "Figure" and len(fig.axes) == 4 + 2
     _assert_not_blank(fig, tmp_path / "pairs.png")
     # Labels alone are enough; columns choose features.
-    fig = plots.plot_pairs(np.column_stack([ex.data, ex.data[:, 0] ** 2]), est, columns=[0, 2])
+    fig = plots.plot_pairs(est, np.column_stack([ex.data, ex.data[:, 0] ** 2]), columns=[0, 2])
     assert len(fig.axes) == 4 + 2
     with pytest.raises(ValueError, match="100 rows but the estimate has 99"):
-        plots.plot_pairs(ex.data, est.labels[:99])
+        plots.plot_pairs(est.labels[:99], ex.data)
     with pytest.raises(ValueError, match="max_columns"):
-        plots.plot_pairs(np.zeros((100, 9)), est)
+        plots.plot_pairs(est, np.zeros((100, 9)))
 
 
 def test_pairs_with_iris_like_frame(mpl, tmp_path):
@@ -125,7 +125,7 @@ def test_pairs_with_iris_like_frame(mpl, tmp_path):
     est = salsox.salso(draws, "VI", n_runs=1, seed=2)
     rng = np.random.default_rng(1)
     frame = pd.DataFrame(rng.normal(size=(150, 3)) + est.labels[:, None], columns=["a", "b", "c"])
-    fig = plots.plot_pairs(frame, est, columns=["a", "c"])
+    fig = plots.plot_pairs(est, frame, columns=["a", "c"])
     assert [ax.get_xlabel() for ax in fig.axes[2:4]] == ["a", "c"]
     _assert_not_blank(fig, tmp_path / "frame.png")
 
@@ -154,14 +154,14 @@ def test_plots_of_a_summary(mpl, example, tmp_path):
     ex, _, s = example
     for draw in (plots.plot_heatmap, plots.plot_mds, plots.plot_dendrogram):
         assert draw(s) is not None
-    assert plots.plot_pairs(ex.data, s).__class__.__name__ == "Figure"
+    assert plots.plot_pairs(s, ex.data).__class__.__name__ == "Figure"
     assert not hasattr(s, "plot")
 
 
 def test_plot_argument_errors(example):
     ex, est, s = example
     with pytest.raises(TypeError, match="draws is required"):
-        plots.plot_heatmap(est)
+        plots.plot_heatmap(est.labels)
     with pytest.raises(ValueError, match="must not be given with a Summary"):
         plots.plot_mds(s, ex.draws)
 

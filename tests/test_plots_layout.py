@@ -210,7 +210,7 @@ def test_pairs_rows_have_their_own_named_scale(plt, case):
     names = ["small", "hundreds", "negative"]
     import pandas as pd
 
-    fig = plots.plot_pairs(pd.DataFrame(data, columns=names), s, segments=True)
+    fig = plots.plot_pairs(s, pd.DataFrame(data, columns=names), segments=True)
     grid = np.array(fig.axes[:9]).reshape(3, 3)
     for r in range(3):
         lo, hi = data[:, r].min(), data[:, r].max()
@@ -240,7 +240,7 @@ def test_pairs_rows_have_their_own_named_scale(plt, case):
 def test_pairs_one_variable_is_a_strip_per_cluster(plt):
     base, _, s = _case(5, 3)
     values = np.random.default_rng(2).normal(size=base.shape[0]) + base
-    fig = plots.plot_pairs(values, s, segments=True)
+    fig = plots.plot_pairs(s, values, segments=True)
     assert len(fig.axes) == 1
     ax = fig.axes[0]
     width, height = fig.get_size_inches()
@@ -259,7 +259,7 @@ def test_pairs_one_variable_is_a_strip_per_cluster(plt):
 def test_pairs_segments_need_exemplars(plt):
     base, _, _ = _case(3)
     with pytest.raises(ValueError, match="segments=True needs the exemplars"):
-        plots.plot_pairs(np.zeros((base.shape[0], 2)), base, segments=True)
+        plots.plot_pairs(base, np.zeros((base.shape[0], 2)), segments=True)
 
 
 # ---- dendrograms ---------------------------------------------------------------------------
@@ -370,8 +370,8 @@ def test_credible_ball_one_variable_and_bad_data(plt):
     base, draws, _ = _case(3)
     ball = salsox.credible_ball(base, draws)
     fig = plots.plot_credible_ball(ball, np.arange(base.shape[0], dtype=float))
-    assert fig.axes[2].get_xlabel() == "x" and not fig.axes[0].get_yticks().size
-    with pytest.raises(ValueError, match=f"must have {base.shape[0]} rows"):
+    assert fig.axes[2].get_xlabel() == "x0" and not fig.axes[0].get_yticks().size
+    with pytest.raises(ValueError, match=f"has 3 rows but the estimate has {base.shape[0]} items"):
         plots.plot_credible_ball(ball, np.zeros((3, 2)))
 
 

@@ -158,9 +158,14 @@ def test_describe_says_which_scorer_and_whether_compiled(monkeypatch, jit: str) 
     from salsox.engine import countsum_jit
 
     monkeypatch.setenv("SALSOX_JIT", jit)  # read when the engine form is built, not at import
-    separable = vi_with().describe()
+    entropy = lambda c, n: -(c / n) * np.log2(np.where(c > 0, c / n, 1.0))
+    separable = CountSumLoss(
+        "nvi-unclamped", {"D": ("draw", entropy), "E": ("estimate", entropy), "J": ("cell", entropy)},
+        "where(J == 0, 0, 1 - (D + E - J) / J)",
+    ).describe()
+    additive = vi_with().describe()
     jaccard = get_loss("jaccard").describe()
-    assert "formula: lam * D + c * E - (lam + c) * C" in separable
+    assert "formula: lam * D + c * E - (lam + c) * C" in additive and "scorer: tabulated" in additive
     if jit == "off" or not countsum_jit.kernel_available():
         assert "scorer: sparse" in separable and "scorer: dense" in jaccard
         assert "compiled: no (SALSOX_JIT=off)" in jaccard if jit == "off" else "compiled: no" in jaccard

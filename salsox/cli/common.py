@@ -324,7 +324,7 @@ def _estimate_or_labels(args: argparse.Namespace, draws: Any) -> Any:
 
 
 def _plot_summary(
-    summary: Any, path: str, kind: str, dpi: int, data: Optional[np.ndarray] = None, draws: Any = None
+    summary: Any, path: str, kind: str, dpi: int, data: Any = None, draws: Any = None
 ) -> None:
     """Save the --kind plot of ``summary`` to ``path``; ``draws`` feed the expected-loss
     dendrogram (a Summary holds only the PSM, too little for losses such as VI)."""
@@ -338,7 +338,7 @@ def _plot_summary(
     if kind == "pairs":
         if data is None:
             raise CLIError("--kind pairs needs --data FILE (the n x p features of the items)")
-        fig = plots.plot_pairs(data, summary)
+        fig = plots.plot_pairs(summary, data)
     elif kind == "loss-dendrogram":
         fig = plots.plot_dendrogram(summary, draws, kind="loss").figure
     else:

@@ -114,7 +114,8 @@ def loss_tier(loss: Any) -> str:
     cls = loss if isinstance(loss, type) else type(loss)
     if not issubclass(cls, Loss):
         return "unknown"
-    for base, tier in ((CountSumLoss, "count-sum"), (DecomposableLoss, "tabulated"), (ContingencyLoss, "general")):
+    # DecomposableLoss first: it is a CountSumLoss (an additive one).
+    for base, tier in ((DecomposableLoss, "tabulated"), (CountSumLoss, "count-sum"), (ContingencyLoss, "general")):
         if issubclass(cls, base):
             return tier
     return "built-in" if any(issubclass(cls, b) for b in BUILTIN_LOSSES.values()) else "unknown"

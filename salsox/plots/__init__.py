@@ -1,7 +1,9 @@
 """Plots of a partition estimate (optional dependency: ``pip install salsox[plot]``).
 
-Every function takes a :class:`~salsox.Summary` (from ``Estimate.summary(draws)`` or
-:func:`salsox.summarize`), or an estimate (an Estimate or labels) together with ``draws``:
+Every function takes the result first: a :class:`~salsox.Summary` (from ``Estimate.summary()``
+or :func:`salsox.summarize`), an Estimate (it holds its draws), or labels together with
+``draws``; then the user's data where a plot draws some. Data rows are matched to the items by
+name when both name them (names that differ are an error), by position otherwise:
 
 * :func:`plot_heatmap` -- the posterior similarity matrix, items ordered by the estimate,
   cluster boundaries drawn;

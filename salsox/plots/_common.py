@@ -29,7 +29,11 @@ def _summary_of(x: Any, draws: Any, loss: Any) -> Summary:
             raise ValueError("draws must not be given with a Summary (it already holds the PSM)")
         return x
     if draws is None:
-        raise TypeError("draws is required when the first argument is an estimate, not a Summary")
+        if getattr(x, "truth", None) is not None and hasattr(x, "summary"):
+            return x.summary() if loss is None else summarize(x, x.truth, loss)  # an Estimate holds its draws
+        raise TypeError(
+            "draws is required when the first argument is labels (or an Estimate without its draws), not a Summary"
+        )
     if loss is None:
         loss = getattr(x, "loss", "VI")  # an Estimate's own loss
     return summarize(x, draws, loss)
@@ -156,17 +160,22 @@ def thin_tick_labels(specs: Sequence[TickSpec]) -> List[np.ndarray]:
     return result
 
 
-def legend_handles(colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int = 20) -> List[Any]:
+def legend_handles(
+    colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int = 20, ids: Any = None
+) -> List[Any]:
     """Legend entries: the clusters not drawn as "other", largest first (at most ``limit``, then
-    a line counting the rest), then one grey entry for the "other" clusters (singletons)."""
+    a line counting the rest), then one grey entry for the "other" clusters (singletons).
+    ``ids``: the label shown for each cluster (a Summary's ``cluster_ids``; default 0..K-1)."""
     from matplotlib.lines import Line2D
 
     sizes = np.asarray(sizes)
     k = sizes.shape[0]
     rank = [int(c) for c in np.lexsort((np.arange(k), -sizes)) if not other[c]]
     shown, rest = rank[:limit], rank[limit:]
+    names = [str(c) for c in range(k)] if ids is None else [str(v) for v in ids]
     handles = [
-        Line2D([], [], marker="o", linestyle="", color=colors[c], label=f"{c} (n={int(sizes[c])})") for c in shown
+        Line2D([], [], marker="o", linestyle="", color=colors[c], label=f"{names[c]} (n={int(sizes[c])})")
+        for c in shown
     ]
     if rest:
         handles.append(Line2D([], [], linestyle="", label=f"... {len(rest)} more clusters"))
@@ -176,3 +185,143 @@ def legend_handles(colors: np.ndarray, other: np.ndarray, sizes: Any, limit: int
                    label=f"other: {int(other.sum())} singletons")
         )
     return handles
+
+
+def _row_names(data: Any) -> Optional[List[str]]:
+    """A pandas object's row names (its index), None for the default 0..n-1 RangeIndex or data
+    without an index."""
+    index = getattr(data, "index", None)
+    if index is None or not hasattr(data, "to_numpy") or isinstance(data, np.ndarray):
+        return None
+    if type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1:
+        return None
+    names = [str(v) for v in index]
+    if names == [str(i) for i in range(len(names))] or names == [str(i + 1) for i in range(len(names))]:
+        return None  # pandas' and R's default row names (0.. or 1..n in order) are positions
+    return names
+
+
+def _column_names(data: Any, p: int) -> List[str]:
+    """Column names of a DataFrame (a Series' name), else x0, x1, ..."""
+    columns = getattr(data, "columns", None)
+    if columns is not None and hasattr(data, "to_numpy"):
+        return [str(c) for c in columns]
+    name = getattr(data, "name", None) if hasattr(data, "index") and hasattr(data, "to_numpy") else None
+    if p == 1 and name is not None:
+        return [str(name)]
+    return [f"x{j}" for j in range(p)]
+
+
+def data_rows(
+    data: Any, n: int, item_names: Optional[Sequence[Any]], *, what: str = "data", owner: str = "the estimate"
+) -> Tuple[np.ndarray, List[str]]:
+    """The user's data as an (n, p) float matrix whose row i is item i, and its column names.
+
+    Rows are matched to items by name when both sides have names (a DataFrame's or Series'
+    index, the estimate's ``item_names``), and refused when the names differ; by position when
+    either side has none. Row names 0..n-1 or 1..n in order (pandas' and R's defaults) are
+    positions, not names. An index that is 0..n-1 out of order is read as item positions
+    (``frame.sample(frac=1)`` of unnamed items). Column names come from a DataFrame (else
+    ``x0``, ``x1``, ...).
+    """
+    rows = _row_names(data)
+    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
+    values = np.asarray(raw)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.ndim != 2:
+        raise ValueError(f"{what} must be 2-D (n items x p features), got {values.ndim}-D")
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be numeric (one row per item, one column per feature)") from None
+    if values.shape[0] != n:
+        raise ValueError(f"{what} has {values.shape[0]} rows but {owner} has {n} items (one row per item)")
+    columns = _column_names(data, values.shape[1])
+    if rows is None:
+        return values, columns
+    if len(set(rows)) != n:
+        from collections import Counter
+
+        twice = sorted(r for r, count in Counter(rows).items() if count > 1)
+        raise ValueError(f"{what}'s index names a row twice ({', '.join(map(repr, twice[:5]))}); names must be unique")
+    where = {r: i for i, r in enumerate(rows)}
+    if item_names is None:
+        positions = [str(i) for i in range(n)]
+        if set(rows) == set(positions) and rows != positions:  # shuffled rows of unnamed items
+            return values[[where[r] for r in positions]], columns
+        return values, columns
+    names = [str(v) for v in item_names]
+    missing = [v for v in names if v not in where]
+    if missing:
+        extra = sorted(set(rows) - set(names))
+        raise ValueError(
+            f"{what}'s row names (its index) do not match the items' names: {len(missing)} item(s) have no row "
+            f"(e.g. {', '.join(map(repr, missing[:3]))}), {len(extra)} row(s) name no item"
+            + (f" (e.g. {', '.join(map(repr, extra[:3]))})" if extra else "")
+            + "; pass rows for exactly the estimate's items, or reset the index to match by position"
+        )
+    return values[[where[v] for v in names]], columns
+
+
+def item_coordinates(values: np.ndarray, columns: Sequence[str]) -> Tuple[np.ndarray, str, str]:
+    """Two coordinates per item from its features: the two columns as they are; the first two
+    principal components beyond two; one column as a strip with vertical jitter (fixed seed).
+    Returns the coordinates and the axis labels ("" for the jitter axis)."""
+    if not np.all(np.isfinite(values)):
+        raise ValueError("data contains NaN or infinite values")
+    n, p = values.shape
+    if p == 1:
+        jitter = np.random.default_rng(0).uniform(-1.0, 1.0, n)
+        return np.column_stack([values[:, 0], jitter]), columns[0], ""
+    if p == 2:
+        return values, columns[0], columns[1]
+    centred = values - values.mean(axis=0)
+    u, sv, _ = np.linalg.svd(centred, full_matrices=False)
+    return u[:, :2] * sv[:2], "PC 1", "PC 2"
+
+
+_RESULT_ATTRIBUTES = ("expected_loss", "particles", "unallocated", "upper_vertical", "psm", "sizes")
+
+
+def _looks_like_result(obj: Any) -> bool:
+    if isinstance(obj, (np.ndarray, list, tuple)) or hasattr(obj, "to_numpy"):
+        return False  # data or labels (a DataFrame may have a column called "sizes")
+    return any(hasattr(obj, a) for a in _RESULT_ATTRIBUTES)
+
+
+def check_result_first(function: str, first: Any, second: Any, expected: str) -> None:
+    """A clear error when a plot gets (data, result) instead of (result, data)."""
+    if second is not None and _looks_like_result(second) and not _looks_like_result(first):
+        raise TypeError(
+            f"{function} takes the {expected} first, then the data: {function}({expected}, data) "
+            f"(got {type(first).__name__}, then {type(second).__name__})"
+        )
+
+
+def matched_colors(estimate: np.ndarray, partition: np.ndarray) -> np.ndarray:
+    """Colours of ``partition``'s clusters that follow the estimate's: each cluster takes the
+    colour of the estimate cluster it shares most items with (each estimate colour used once,
+    largest overlaps first); the others get new colours; several singletons are grey."""
+    k_est = int(estimate.max()) + 1
+    est_colors, _ = cluster_colors(np.bincount(estimate, minlength=k_est))
+    k = int(partition.max()) + 1
+    sizes = np.bincount(partition, minlength=k)
+    table = np.zeros((k, k_est), dtype=np.int64)
+    np.add.at(table, (partition, estimate), 1)
+    colors = np.zeros((k, 4))
+    done = np.zeros(k, dtype=bool)
+    used = np.zeros(k_est, dtype=bool)
+    singletons_grey = int(np.sum(sizes == 1)) > 1
+    for flat in np.argsort(-table, axis=None, kind="stable"):
+        c, e = divmod(int(flat), k_est)
+        if table[c, e] == 0:
+            break
+        if done[c] or used[e] or (singletons_grey and sizes[c] == 1):
+            continue
+        colors[c], done[c], used[e] = est_colors[e], True, True
+    spare = iter(_distinct_colors(k_est + k)[k_est:])
+    for c in range(k):
+        if not done[c]:
+            colors[c] = OTHER_COLOR if singletons_grey and sizes[c] == 1 else next(spare)
+    return colors

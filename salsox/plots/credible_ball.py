@@ -6,34 +6,18 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from ._common import OTHER_COLOR, _distinct_colors, _pyplot, cluster_colors
+from ._common import _pyplot, check_result_first, data_rows, item_coordinates, matched_colors
 
 __all__ = ["plot_credible_ball", "matched_colors"]
 
 
-def _coordinates(data: Any, draws: Any, n: int) -> Tuple[np.ndarray, str, str]:
-    """Two coordinates per item: the data (its first two principal components beyond two
-    columns; a jittered strip for one), else the MDS of 1 - PSM of the draws."""
+def _coordinates(data: Any, draws: Any, n: int, names: Any) -> Tuple[np.ndarray, str, str]:
+    """Two coordinates per item: the data (rows matched to the items by name when both have
+    names; its first two principal components beyond two columns; a jittered strip for one),
+    else the MDS of 1 - PSM of the draws."""
     if data is not None:
-        values = np.asarray(data.to_numpy() if hasattr(data, "to_numpy") else data)
-        if values.ndim == 1:
-            values = values[:, None]
-        try:
-            values = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("data must be numeric") from None
-        if values.ndim != 2 or values.shape[0] != n:
-            raise ValueError(f"data must have {n} rows (one per item), got shape {values.shape}")
-        if not np.all(np.isfinite(values)):
-            raise ValueError("data contains NaN or infinite values")
-        if values.shape[1] == 1:
-            jitter = np.random.default_rng(0).uniform(-1.0, 1.0, n)
-            return np.column_stack([values[:, 0], jitter]), "x", ""
-        if values.shape[1] == 2:
-            return values, "x 1", "x 2"
-        centred = values - values.mean(axis=0)
-        u, sv, _ = np.linalg.svd(centred, full_matrices=False)
-        return u[:, :2] * sv[:2], "PC 1", "PC 2"
+        values, columns = data_rows(data, n, names)
+        return item_coordinates(values, columns)
     if draws is None:
         raise ValueError("plot_credible_ball needs data (n x p features) or draws (for an MDS map of the items)")
     from ..metrics import psm
@@ -43,34 +27,6 @@ def _coordinates(data: Any, draws: Any, n: int) -> Tuple[np.ndarray, str, str]:
     if p.shape[0] != n:
         raise ValueError(f"draws have {p.shape[0]} items but the ball's estimate has {n}")
     return classical_mds(1.0 - p, 2), "MDS 1", "MDS 2"
-
-
-def matched_colors(estimate: np.ndarray, partition: np.ndarray) -> np.ndarray:
-    """Colours of ``partition``'s clusters that follow the estimate's: each cluster takes the
-    colour of the estimate cluster it shares most items with (each estimate colour used once,
-    largest overlaps first); the others get new colours; several singletons are grey."""
-    k_est = int(estimate.max()) + 1
-    est_colors, _ = cluster_colors(np.bincount(estimate, minlength=k_est))
-    k = int(partition.max()) + 1
-    sizes = np.bincount(partition, minlength=k)
-    table = np.zeros((k, k_est), dtype=np.int64)
-    np.add.at(table, (partition, estimate), 1)
-    colors = np.zeros((k, 4))
-    done = np.zeros(k, dtype=bool)
-    used = np.zeros(k_est, dtype=bool)
-    singletons_grey = int(np.sum(sizes == 1)) > 1
-    for flat in np.argsort(-table, axis=None, kind="stable"):
-        c, e = divmod(int(flat), k_est)
-        if table[c, e] == 0:
-            break
-        if done[c] or used[e] or (singletons_grey and sizes[c] == 1):
-            continue
-        colors[c], done[c], used[e] = est_colors[e], True, True
-    spare = iter(_distinct_colors(k_est + k)[k_est:])
-    for c in range(k):
-        if not done[c]:
-            colors[c] = OTHER_COLOR if singletons_grey and sizes[c] == 1 else next(spare)
-    return colors
 
 
 def plot_credible_ball(
@@ -85,9 +41,11 @@ def plot_credible_ball(
     Parameters
     ----------
     ball : CredibleBall
-    data : array-like (n, p) or DataFrame, optional
-        The items' features: drawn as they are for two columns, by their first two principal
-        components for more, as a jittered strip for one.
+    data : array-like (n, p), DataFrame or Series, optional
+        The items' features: drawn as they are for two columns (named by a DataFrame's
+        columns), by their first two principal components for more, as a jittered strip for
+        one. Rows are matched to the items by name when both the ball and the data's index
+        name them (names that differ are an error), else by position.
     draws : optional
         Without ``data``: the draws, whose 1 - PSM is mapped by classical MDS.
     figsize : (float, float), optional
@@ -108,11 +66,12 @@ def plot_credible_ball(
     4
     >>> fig.savefig(io.BytesIO(), format="png")    # or a file name; plt.show() in a notebook
     """
+    check_result_first("plot_credible_ball", ball, data, "ball")
     if not all(hasattr(ball, a) for a in ("estimate", "horizontal", "upper_vertical", "lower_vertical")):
         raise TypeError(f"ball must be a CredibleBall (salsox.credible_ball), got {type(ball).__name__}")
     plt = _pyplot()
     estimate = np.asarray(ball.estimate)
-    coords, xlabel, ylabel = _coordinates(data, draws, estimate.shape[0])
+    coords, xlabel, ylabel = _coordinates(data, draws, estimate.shape[0], getattr(ball, "item_names", None))
     panels: List[Tuple[str, np.ndarray]] = [(f"Estimate ({int(estimate.max()) + 1} clusters)", estimate)]
     for name, bound in (("Upper vertical bound", ball.upper_vertical), ("Lower vertical bound", ball.lower_vertical),
                         ("Horizontal bound", ball.horizontal)):

@@ -206,7 +206,7 @@ def plot_dendrogram(
     if leaves == "clusters":
         ax.scatter(np.arange(m), leaf_y[order], s=50, color=colors[order], zorder=3, edgecolors="white")
         ax.set_xlabel("clusters of the estimate (n: size)")
-        texts = [f"{c} (n={s.sizes[c]})" for c in order]
+        texts = [f"{s.cluster_ids[c]} (n={s.sizes[c]})" for c in order]
         ax.tick_params(axis="x", labelsize=8, labelrotation=90 if m > 8 else 0, length=2)
         (kept,) = thin_tick_labels([(ax, "x", np.arange(m), texts, s.sizes[order], 2.0)])
         for text, c in zip(ax.get_xticklabels(), order[kept]):

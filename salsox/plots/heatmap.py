@@ -55,7 +55,8 @@ def plot_heatmap(
     Items are grouped by cluster (clusters in dendrogram order); lines mark the cluster
     boundaries. Cluster numbers (top and left, in the cluster's colour of the other plots)
     label the clusters that have room: a label that would overlap a larger cluster's is left
-    out, so labels never collide whatever the number of clusters.
+    out, so labels never collide whatever the number of clusters, and a cluster is labelled on
+    both axes or on neither.
 
     Parameters
     ----------
@@ -133,13 +134,17 @@ def plot_heatmap(
     # Cluster numbers in the colours the other plots use, the largest clusters labelled first.
     colors, _ = cluster_colors(s.sizes)
     centres = np.cumsum(sizes) - sizes / 2.0 - 0.5
-    numbers = [str(c) for c in s.cluster_order]
+    numbers = [str(s.cluster_ids[c]) for c in s.cluster_order]
     specs += [(ax, "x", centres, numbers, sizes, 2.0), (ax, "y", centres, numbers, sizes, 2.0)]
     if colorbar:  # after the secondary axes, else constrained layout loses the y label
         ax.figure.colorbar(image, ax=ax, label="posterior similarity", fraction=0.046, pad=0.04)
     kept = thin_tick_labels(specs)
-    for labels, chosen in zip((ax.get_xticklabels(), ax.get_yticklabels()), kept[-2:]):
-        for text, c in zip(labels, s.cluster_order[chosen]):
+    # Rows and columns name the same clusters: a cluster keeps its number on both or neither.
+    both = np.intersect1d(kept[-2], kept[-1])
+    ax.set_xticks(centres[both], [numbers[i] for i in both])
+    ax.set_yticks(centres[both], [numbers[i] for i in both])
+    for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+        for text, c in zip(labels, s.cluster_order[both]):
             text.set_color(text_color(colors[c]))
             text.set_fontweight("bold")
     return ax

@@ -183,7 +183,7 @@ def plot_mds(
         e = s.exemplars
         ax.scatter(coords[e, 0], coords[e, 1], s=70, facecolors="none", edgecolors="black", linewidths=1.2, zorder=3)
     if legend:
-        handles = legend_handles(colors, other, s.sizes)
+        handles = legend_handles(colors, other, s.sizes, ids=s.cluster_ids)
         note = "cluster (n)" if counts.max() <= 1 else "cluster (n)\narea: items at a point"
         ax.legend(handles=handles, title=note, fontsize=7, title_fontsize=7, loc="upper left",
                   bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)

@@ -6,13 +6,22 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._common import _pyplot, _summary_of, cluster_colors, legend_handles, text_color
+from ._common import (
+    _item_names,
+    _pyplot,
+    _summary_of,
+    check_result_first,
+    cluster_colors,
+    data_rows,
+    legend_handles,
+    text_color,
+)
 from ..summaries import Summary
 
 
 def plot_pairs(
-    data: Any,
     x: Any,
+    data: Any,
     draws: Any = None,
     *,
     loss: Any = None,
@@ -31,11 +40,13 @@ def plot_pairs(
 
     Parameters
     ----------
-    data : array-like of shape (n, p), or a pandas DataFrame
-        The items' features (one row per item, in the order of the draws' columns).
     x : Summary, Estimate or labels
         The estimate; with an Estimate or labels, no draws are needed (only the labels are
-        used), but a Summary or draws adds exemplar markers.
+        used), but a Summary, an Estimate holding its draws, or draws add exemplar markers.
+    data : array-like of shape (n, p), pandas DataFrame or Series
+        The items' features, one row per item. When the estimate and the data's index both
+        name the items, rows are matched by name (names that differ are an error); otherwise
+        row i is item i. A DataFrame's column names label the axes.
     draws : optional
     loss : optional
     columns : sequence, optional
@@ -56,46 +67,41 @@ def plot_pairs(
     >>> from salsox.datasets import example_draws
     >>> ex = example_draws()
     >>> est = salsox.salso(ex.draws, seed=1)
-    >>> fig = salsox.plots.plot_pairs(ex.data, est.summary(ex.draws))
+    >>> fig = salsox.plots.plot_pairs(est.summary(ex.draws), ex.data)
     >>> len(fig.axes) >= 4
     True
     """
     plt = _pyplot()
     from matplotlib.collections import LineCollection
 
-    names: Sequence[str]
-    if hasattr(data, "columns") and hasattr(data, "to_numpy"):
-        frame = data if columns is None else data[list(columns)]
-        names = [str(c) for c in frame.columns]
-        values = frame.to_numpy()
-    else:
-        values = np.asarray(data)
-        if values.ndim == 1:
-            values = values[:, None]
-        if values.ndim != 2:
-            raise ValueError(f"data must be 2-D (n items x p features), got {values.ndim}-D")
-        index = list(range(values.shape[1])) if columns is None else list(columns)
-        try:
-            values = values[:, index]
-        except IndexError:
-            raise ValueError(f"columns {columns!r} out of range for data with {values.shape[1]} columns") from None
-        names = [f"x{i}" for i in index]
-    try:
-        values = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError("data must be numeric") from None
+    check_result_first("plot_pairs", x, data, "estimate")
+    s: Optional[Summary] = None
     if isinstance(x, Summary) or draws is not None:
-        s: Optional[Summary] = _summary_of(x, draws, loss)
-        labels = s.labels  # type: ignore[union-attr]
+        s = _summary_of(x, draws, loss)
+        labels = s.labels
     else:
-        s = None
         raw = getattr(x, "labels", x)
+        if hasattr(raw, "columns") or (np.ndim(raw) == 2 and np.shape(raw)[0] != 1):  # data, not labels
+            raise TypeError(
+                "plot_pairs takes the estimate first, then the data: plot_pairs(estimate, data) "
+                f"(the first argument is a {type(raw).__name__} of shape {np.shape(raw)}, not labels)"
+            )
         from .._validation import as_label_matrix
 
         labels = as_label_matrix(raw, "labels")[0][0]
-    n, p = values.shape
-    if labels.shape[0] != n:
-        raise ValueError(f"data has {n} rows but the estimate has {labels.shape[0]} items")
+    picked = None
+    if columns is not None and hasattr(data, "columns") and hasattr(data, "to_numpy"):
+        data = data[list(columns)]  # before the conversion: other columns may not be numeric
+    elif columns is not None:
+        picked = list(columns)
+    values, names = data_rows(data, labels.shape[0], _item_names(x, s))
+    if picked is not None:
+        try:
+            values = values[:, picked]
+        except IndexError:
+            raise ValueError(f"columns {columns!r} out of range for data with {values.shape[1]} columns") from None
+        names = [f"x{j}" for j in picked]
+    p = values.shape[1]
     if p > max_columns:
         raise ValueError(
             f"data has {p} columns, more than max_columns={max_columns}; choose some with columns=[...]"
@@ -104,9 +110,13 @@ def plot_pairs(
     if segments and exemplars is None:
         raise ValueError("segments=True needs the exemplars: pass a Summary, or the estimate with draws")
     sizes = np.bincount(labels)
+    ids = np.arange(sizes.shape[0]) if s is None else s.cluster_ids
+    if s is None and not hasattr(x, "labels"):  # the user's own labels: shown as given
+        given = np.asarray(x).reshape(-1)[np.unique(labels, return_index=True)[1]]
+        ids = given if given.dtype.kind in "iu" else ids
     colors, other = cluster_colors(sizes)
     if p == 1:
-        return _strip(plt, values[:, 0], names[0], labels, sizes, colors, other, exemplars, segments, figsize)
+        return _strip(plt, values[:, 0], names[0], labels, sizes, colors, other, exemplars, segments, figsize, ids)
     width, height = figsize if figsize is not None else (1.9 * p + 2.6, 1.9 * p + 0.9)
     fig, axes = plt.subplots(p, p, figsize=(width, height), squeeze=False)
     limits = [_limits(values[:, j]) for j in range(p)]
@@ -141,7 +151,7 @@ def plot_pairs(
     right = 1.0 - 1.75 / width
     fig.subplots_adjust(left=0.8 / width, bottom=0.6 / height, right=right, top=1.0 - 0.45 / height,
                         wspace=0.08, hspace=0.08)
-    fig.legend(handles=legend_handles(colors, other, sizes), title="cluster (n)", loc="center left",
+    fig.legend(handles=legend_handles(colors, other, sizes, ids=ids), title="cluster (n)", loc="center left",
                bbox_to_anchor=(right + 0.1 / width, 0.5), fontsize=7, title_fontsize=8, frameon=False)
     k = sizes.shape[0]
     fig.suptitle(f"Data coloured by the estimate ({k} cluster{'s' if k != 1 else ''})")
@@ -175,7 +185,7 @@ def _histogram(ax: Any, v: np.ndarray, labels: np.ndarray, drawing: np.ndarray, 
 
 def _strip(plt: Any, v: np.ndarray, name: str, labels: np.ndarray, sizes: np.ndarray, colors: np.ndarray,
            other: np.ndarray, exemplars: Optional[np.ndarray], segments: bool,
-           figsize: Optional[Tuple[float, float]]) -> Any:
+           figsize: Optional[Tuple[float, float]], ids: np.ndarray) -> Any:
     """One variable: a strip per cluster (clusters by mean value, singletons on one "other"
     strip), points jittered vertically."""
     k = sizes.shape[0]
@@ -198,7 +208,8 @@ def _strip(plt: Any, v: np.ndarray, name: str, labels: np.ndarray, sizes: np.nda
     if exemplars is not None:
         ax.scatter(v[exemplars], y[exemplars], s=50, facecolors="none", edgecolors="black", linewidths=0.9)
     ax.plot(v, np.full(v.shape[0], -0.6), "|", color="0.3", markersize=6, alpha=0.6)  # rug of all items
-    ticks = [f"{g} (n={sizes[g]})" for g in shown] + ([f"other ({int(other.sum())} singletons)"] if other.any() else [])
+    ticks = [f"{ids[g]} (n={sizes[g]})" for g in shown]
+    ticks += [f"other ({int(other.sum())} singletons)"] if other.any() else []
     ax.set_yticks(np.arange(rows))
     ax.set_yticklabels(ticks, fontsize=8)
     for text, g in zip(ax.get_yticklabels(), shown + [-1]):

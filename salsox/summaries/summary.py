@@ -12,11 +12,12 @@ draws, in the spirit of R salso's ``summary.salso.estimate``:
 from __future__ import annotations
 
 import dataclasses
+import html
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs
+from .._validation import as_integer_array, as_label_matrix, check_n_jobs
 from ..io import PSM, Draws
 from ..losses import VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import as_truth, psm
@@ -79,6 +80,12 @@ class Summary:
     item_names : ndarray of shape (n,) or None
         The items' names when the draws (or the estimate) carried them; reports and tables
         show items by name then.
+    cluster_labels : ndarray of shape (K,) or None
+        The user's label of each cluster when ``summarize`` was given labels other than
+        0..K-1 in order of first appearance (e.g. R's 1-based labels): cluster ``k`` is the
+        user's ``cluster_labels[k]``. Reports, ``to_dataframe`` and the plots show these
+        labels; ``labels``, the per-cluster arrays and ``to_dict`` keep the canonical numbers
+        (``to_dict`` lists the user's labels under ``"cluster_labels"``). None otherwise.
 
     Examples
     --------
@@ -110,6 +117,13 @@ class Summary:
     cluster_order: np.ndarray
     order: np.ndarray
     item_names: Optional[np.ndarray] = None
+    cluster_labels: Optional[np.ndarray] = None
+
+    @property
+    def cluster_ids(self) -> np.ndarray:
+        """The label shown for each cluster: the user's (``cluster_labels``) when given, else
+        0..K-1."""
+        return np.arange(self.n_clusters) if self.cluster_labels is None else np.asarray(self.cluster_labels)
 
     @property
     def n_items(self) -> int:
@@ -150,6 +164,7 @@ class Summary:
             raise ImportError("Summary.to_dataframe() needs pandas: pip install pandas") from None
         if table == "items":
             columns = self.items
+            columns["cluster"] = self.cluster_ids[columns["cluster"]]
             positions = columns.pop("item")
             index = positions if self.item_names is None else np.asarray(self.item_names)
             return pd.DataFrame(columns, index=pd.Index(index, name="item"))
@@ -157,6 +172,7 @@ class Summary:
             columns = self.clusters
             if self.item_names is not None:
                 columns["exemplar_name"] = np.asarray(self.item_names)[columns["exemplar"]]
+            columns["cluster"] = self.cluster_ids
             return pd.DataFrame(columns).set_index("cluster")
         raise ValueError(f"table must be 'items' or 'clusters', got {table!r}")
 
@@ -182,6 +198,7 @@ class Summary:
             "expected_loss": self.expected_loss,
             "labels": (self.labels + shift).tolist(),
             "item_names": names,
+            "cluster_labels": None if self.cluster_labels is None else self.cluster_labels.tolist(),
             "items": {k: clean(v) for k, v in items.items()},
             "clusters": {k: clean(v) for k, v in clusters.items()},
             "cluster_similarity": [clean(row) for row in self.cluster_similarity],
@@ -191,8 +208,9 @@ class Summary:
 
     def to_text(self, n_uncertain: int = 5, *, one_based: bool = False) -> str:
         """A printable report: the cluster table and the least certain items, by name when
-        known (else by position; ``one_based`` numbers items and clusters from 1)."""
-        shift = 1 if one_based else 0
+        known (else by position; ``one_based`` numbers items and clusters from 1). Clusters
+        show the user's labels when ``summarize`` was given its own (``cluster_labels``)."""
+        shift = 1 if one_based and self.cluster_labels is None else 0
         exemplars = [item_label(i, self.item_names, one_based) for i in self.exemplars]
         width = max([8] + [len(e) for e in exemplars])
         lines = [
@@ -200,24 +218,30 @@ class Summary:
             f"expected loss {self.expected_loss:.6g}",
             f"{'cluster':>7} {'size':>6} {'exemplar':>{width}} {'within':>7} {'between':>7}",
         ]
+        ids = self.cluster_ids
         for k in range(self.n_clusters):
             lines.append(
-                f"{k + shift:>7d} {self.sizes[k]:>6d} {exemplars[k]:>{width}} "
+                f"{ids[k] + shift:>7d} {self.sizes[k]:>6d} {exemplars[k]:>{width}} "
                 f"{_fmt(self.within_similarity[k]):>7} {_fmt(self.between_similarity[k]):>7}"
             )
-        finite = np.flatnonzero(np.isfinite(self.item_similarity))
-        if n_uncertain > 0 and finite.size:
-            worst = finite[np.argsort(self.item_similarity[finite], kind="stable")[:n_uncertain]]
-            shown = ", ".join(
-                f"{item_label(i, self.item_names, one_based)} ({self.item_similarity[i]:.2f})" for i in worst
-            )
-            lines.append(f"least certain items (mean similarity to own cluster): {shown}")
+        uncertain = self._least_certain(n_uncertain, one_based)
+        if uncertain:
+            lines.append(uncertain)
         return "\n".join(lines)
+
+    def _least_certain(self, n_uncertain: int, one_based: bool = False) -> str:
+        """The report's line of least certain items ("" when there are none to show)."""
+        finite = np.flatnonzero(np.isfinite(self.item_similarity))
+        if n_uncertain <= 0 or not finite.size:
+            return ""
+        worst = finite[np.argsort(self.item_similarity[finite], kind="stable")[:n_uncertain]]
+        shown = ", ".join(f"{item_label(i, self.item_names, one_based)} ({self.item_similarity[i]:.2f})" for i in worst)
+        return f"least certain items (mean similarity to own cluster): {shown}"
 
     def _repr_html_(self) -> str:
         rows = [
             (
-                k,
+                self.cluster_ids[k],
                 int(self.sizes[k]),
                 item_label(int(self.exemplars[k]), self.item_names),
                 _fmt(self.within_similarity[k]),
@@ -229,7 +253,9 @@ class Summary:
             f"Summary: {self.n_clusters} clusters of {self.n_items} items; loss {self.loss!r}, "
             f"expected loss {self.expected_loss:.6g}"
         )
-        return html_block(title, html_table(("cluster", "size", "exemplar", "within", "between"), rows))
+        table = html_table(("cluster", "size", "exemplar", "within", "between"), rows)
+        uncertain = self._least_certain(5)
+        return html_block(title, table + (f"<p>{html.escape(uncertain)}</p>" if uncertain else ""))
 
     def __str__(self) -> str:
         return self.to_text()
@@ -259,7 +285,9 @@ def summarize(
     Parameters
     ----------
     labels : array-like of shape (n,), or Estimate
-        The estimate (any integer labels).
+        The estimate (any integer labels). Clusters are numbered 0..K-1 in order of first
+        appearance; labels other than those are kept as ``cluster_labels`` and shown in the
+        reports, tables and plots.
     draws : array-like (H, n), Draws, PSM, xarray DataArray or (InferenceData, name)
         Posterior draws of the partition. A :class:`PSM` suffices for the similarities; the
         scores then need a loss computable from it (``"binder"``, ``"VI.lb"``,
@@ -317,8 +345,12 @@ def summarize(
     names = truth.item_names if truth.item_names is not None else estimate_names
     n = truth.n_items
     rows, _ = as_label_matrix(labels, "labels", n)
+    if rows.shape[0] != 1:
+        raise ValueError(f"labels must be one partition (n labels), got {rows.shape[0]} rows")
     est = rows[0].astype(np.intp)
     k = int(est.max()) + 1
+    given = as_integer_array(labels, "labels").reshape(-1)[np.unique(est, return_index=True)[1]]
+    cluster_labels = None if np.array_equal(given, np.arange(k)) else given.astype(np.int64)
 
     if isinstance(truth, PSM):
         if not loss._accepts_psm:
@@ -388,6 +420,7 @@ def summarize(
         cluster_order=cluster_order,
         order=item_order,
         item_names=names,
+        cluster_labels=cluster_labels,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
@@ -87,6 +88,11 @@ class ChipsResult:
         Single mode with ``complete``: the sub-partition completed by
         ``salso(draws, loss, fixed=labels)`` (its allocated items never move).
 
+    :attr:`item_names` holds the draws' item names; :meth:`to_text` (also ``print(result)``)
+    reports the clusters and the least certain unallocated items; :meth:`to_series` and
+    :meth:`to_dataframe` give pandas tables indexed by item name; in a notebook the result
+    shows as a table.
+
     ``consistent_draws`` and ``cluster_probability`` are computed on first access.
 
     Examples
@@ -132,6 +138,107 @@ class ChipsResult:
         together = self._consistency[1]
         return together[0] if self.mode == "single" else together
 
+    @property
+    def item_names(self) -> Optional[np.ndarray]:
+        """The items' names when the draws carried them (DataFrame columns, xarray
+        coordinates, a file's header), else None."""
+        return self.draws.item_names
+
+    def _index(self, pd: Any) -> Any:
+        names = self.item_names
+        return pd.Index(names if names is not None else np.arange(self.draws.n_items), name="item")
+
+    def to_series(self, name: str = "cluster") -> Any:
+        """Single mode: the sub-partition as a ``pandas.Series`` indexed by item name (by
+        position when unknown), -1 for unallocated items. Needs pandas (imported only here)."""
+        pd = _pandas("ChipsResult.to_series()")
+        if self.mode != "single":
+            raise ValueError(f"to_series() shows one sub-partition (single mode), not mode {self.mode!r}; "
+                             "use to_dataframe()")
+        return pd.Series(np.asarray(self.labels), index=self._index(pd), name=name)
+
+    def to_dataframe(self) -> Any:
+        """A ``pandas.DataFrame``. Single mode: one row per item (indexed by name, or position
+        when unknown) with its ``cluster`` (-1: unallocated), ``q`` (for an unallocated item,
+        the probability the sub-partition would have with it added; NaN for allocated items)
+        and, when completed, its ``completed`` cluster. Path and all-candidates modes: one
+        row per state with ``n_items``, ``n_clusters``, ``probability`` and ``run``. Needs
+        pandas (imported only here)."""
+        pd = _pandas("ChipsResult.to_dataframe()")
+        if self.mode == "single":
+            q = np.full(self.draws.n_items, np.nan)
+            u = self.unallocated
+            if isinstance(u, Unallocated) and len(u.items):
+                q[u.items] = u.q
+            columns: Dict[str, Any] = {"cluster": np.asarray(self.labels), "q": q}
+            if self.completed is not None:
+                columns["completed"] = np.asarray(self.completed.labels)
+            return pd.DataFrame(columns, index=self._index(pd))
+        rows = np.atleast_2d(self.labels)
+        return pd.DataFrame(
+            {
+                "n_items": np.asarray(self.n_items),
+                "n_clusters": rows.max(axis=1) + 1,
+                "probability": np.asarray(self.probability),
+                "run": np.asarray(self.run),
+            },
+            index=pd.Index(np.arange(rows.shape[0]), name="state"),
+        )
+
+    def to_text(self, n_uncertain: int = 5, *, one_based: bool = False) -> str:
+        """A printable report, items by name when known (else by position, from 1 with
+        ``one_based``). Single mode: the clusters with their first members, and the unallocated
+        items, least certain (lowest q) first. Path and all-candidates modes: items and
+        probability of each state."""
+        from ..summaries.display import item_label, items_preview
+
+        names = self.item_names
+        n = self.draws.n_items
+        if self.mode != "single":
+            lines = [f"CHIPS {self.mode}: {np.atleast_2d(self.labels).shape[0]} states of {n} items"
+                     + (f", AUC {self.auc:.4g}" if self.auc is not None else "")]
+            lines.append(f"{'items':>6} {'clusters':>8} {'probability':>11}")
+            for m, k, p in zip(np.asarray(self.n_items), np.atleast_2d(self.labels).max(axis=1) + 1,
+                               np.asarray(self.probability)):
+                lines.append(f"{int(m):>6d} {int(k):>8d} {p:>11.4g}")
+            return "\n".join(lines)
+        labels = np.asarray(self.labels)
+        k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
+        shift = 1 if one_based else 0
+        lines = [
+            f"CHIPS: {self.n_items} of {n} items allocated in {k} clusters, probability {self.probability:.4g} "
+            f"(threshold {self.threshold_used:.4g})",
+            f"{'cluster':>7} {'size':>6}  items",
+        ]
+        for c in range(k):
+            members = np.flatnonzero(labels == c)
+            lines.append(f"{c + shift:>7d} {members.shape[0]:>6d}  {items_preview(members, names, one_based)}")
+        u = self.unallocated
+        if isinstance(u, Unallocated) and len(u.items):
+            order = np.argsort(u.q, kind="stable")[: max(n_uncertain, 0)]
+            shown = ", ".join(f"{item_label(int(u.items[j]), names, one_based)} (q {u.q[j]:.2f})" for j in order)
+            lines.append(f"unallocated: {len(u.items)} items" + (f"; least certain: {shown}" if shown else ""))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        from ..summaries.display import html_block, html_table, items_preview
+
+        text = self.to_text().splitlines()
+        if self.mode != "single":
+            states = [line.split() for line in text[2:]]
+            return html_block(text[0], html_table(("items", "clusters", "probability"), states))
+        labels = np.asarray(self.labels)
+        k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
+        rows = [
+            (c, int(np.sum(labels == c)), items_preview(np.flatnonzero(labels == c), self.item_names))
+            for c in range(k)
+        ]
+        extra = "" if not text[-1].startswith("unallocated") else f"<p>{html.escape(text[-1])}</p>"
+        return html_block(text[0], html_table(("cluster", "size", "items"), rows)) + extra
+
     def threshold(
         self,
         gamma: float,
@@ -173,6 +280,14 @@ class ChipsResult:
             loss=self.info["loss"] if loss is None else loss,
             max_clusters=self.info["max_clusters"] if max_clusters is None else max_clusters,
         )
+
+
+def _pandas(what: str) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(f"{what} needs pandas: pip install pandas") from None
+    return pd
 
 
 def _check_flag(name: str, value: Any) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -102,6 +103,12 @@ class WasabiResult:
     info : dict
         ``seed``, ``best_start``, ``init``, ``n_runs``, ``mini_batch``, ``batch_history``
         (W on each mini-batch before/after its update), ``seconds``.
+    item_names : ndarray of shape (n,) or None
+        The items' names when the draws carried them (DataFrame columns, xarray coordinates,
+        a file's header); tables, JSON and plots show items by name then.
+
+    :meth:`to_dataframe` gives the particles as columns of a table of items,
+    :meth:`to_series` one particle; in a notebook the result shows as a table.
 
     Examples
     --------
@@ -129,6 +136,7 @@ class WasabiResult:
     start_distances: np.ndarray
     info: Dict[str, Any]
     draws: np.ndarray = dataclasses.field(repr=False)
+    item_names: Optional[np.ndarray] = dataclasses.field(default=None, repr=False)
 
     @property
     def n_particles(self) -> int:
@@ -169,10 +177,54 @@ class WasabiResult:
             "converged": self.converged,
             "start_distances": self.start_distances.tolist(),
             "seed": self.info.get("seed"),
+            "item_names": None if self.item_names is None else [str(v) for v in self.item_names],
         }
 
-    def to_text(self) -> str:
-        """A printable report."""
+    def _index(self, pd: Any) -> Any:
+        n = self.particles.shape[1]
+        return pd.Index(self.item_names if self.item_names is not None else np.arange(n), name="item")
+
+    def to_series(self, particle: int = 0, name: Optional[str] = None) -> Any:
+        """One particle's labels as a ``pandas.Series`` indexed by item name (by position when
+        unknown); particle 0 is the heaviest. Needs pandas (imported only here)."""
+        pd = _pandas("WasabiResult.to_series()")
+        if isinstance(particle, bool) or not isinstance(particle, (int, np.integer)):
+            raise TypeError(f"particle must be an integer, got {type(particle).__name__}")
+        if not 0 <= particle < self.n_particles:
+            raise ValueError(f"particle must be in 0..{self.n_particles - 1}, got {particle}")
+        label = f"particle {particle}" if name is None else name
+        return pd.Series(self.particles[particle], index=self._index(pd), name=label)
+
+    def to_dataframe(self) -> Any:
+        """The particles as a ``pandas.DataFrame``: one row per item (indexed by name, or
+        position when unknown), one column per particle (``"particle 0"``, heaviest first),
+        and each item's contribution to W (``"contribution"``, the column sums of
+        :meth:`evi_contributions`). Needs pandas (imported only here)."""
+        pd = _pandas("WasabiResult.to_dataframe()")
+        columns: Dict[str, Any] = {f"particle {p}": self.particles[p] for p in range(self.n_particles)}
+        columns["contribution"] = self.evi_contributions().sum(axis=0)
+        return pd.DataFrame(columns, index=self._index(pd))
+
+    def _repr_html_(self) -> str:
+        from ...summaries.display import html_block, html_table, item_label
+
+        contribution = self.evi_contributions().sum(axis=0)
+        top = np.argsort(-contribution, kind="stable")[:5]
+        rows = [
+            (p, f"{w:.4f}", f"{e:.4g}", int(k))
+            for p, (w, e, k) in enumerate(zip(self.weights, self.evi, self.n_clusters))
+        ]
+        title = (
+            f"WASABI: {self.n_particles} particle(s) of {self.particles.shape[1]} items, W = {self.distance:.6g} bits "
+            f"({self.n_iter} iterations, {'converged' if self.converged else 'max_iter reached'})"
+        )
+        items = ", ".join(f"{item_label(int(i), self.item_names)} ({contribution[i]:.3g})" for i in top)
+        table = html_table(("particle", "weight", "EVI", "clusters"), rows)
+        return html_block(title, table + f"<p>items contributing most to W: {html.escape(items)}</p>")
+
+    def to_text(self, n_items: int = 0) -> str:
+        """A printable report: the particles' weights, EVI and clusters; with ``n_items``, also
+        the items that contribute most to W (by name when known)."""
         lines = [
             f"WASABI: {self.n_particles} particle(s), W = {self.distance:.6g} bits "
             f"({self.n_iter} iterations, {'converged' if self.converged else 'max_iter reached'})",
@@ -180,6 +232,13 @@ class WasabiResult:
         ]
         for p, (w, e, k) in enumerate(zip(self.weights, self.evi, self.n_clusters)):
             lines.append(f"{p:>8d} {w:>8.4f} {e:>8.4g} {int(k):>8d}")
+        if n_items > 0:
+            from ...summaries.display import item_label
+
+            contribution = self.evi_contributions().sum(axis=0)
+            top = np.argsort(-contribution, kind="stable")[:n_items]
+            shown = ", ".join(f"{item_label(int(i), self.item_names)} ({contribution[i]:.3g})" for i in top)
+            lines.append(f"items contributing most to W (bits): {shown}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -190,6 +249,14 @@ class WasabiResult:
             f"WasabiResult(n_particles={self.n_particles}, distance={self.distance:.6g}, "
             f"weights={np.round(self.weights, 4).tolist()}, n_clusters={self.n_clusters.tolist()})"
         )
+
+
+def _pandas(what: str) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(f"{what} needs pandas: pip install pandas") from None
+    return pd
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
