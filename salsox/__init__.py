@@ -42,6 +42,7 @@ from .uncertainty.chips import ChipsResult, chips
 from .uncertainty.wasabi import WasabiResult, evi_contributions, vi_contributions, wasabi
 from .uncertainty.wasabi import elbow as wasabi_elbow
 from .search.tuning import TuneResult, tune
+from .diagnostics import Diagnosis, diagnose
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
 __all__ = [
@@ -85,6 +86,8 @@ __all__ = [
     "evi_contributions",
     "TuneResult",
     "tune",
+    "Diagnosis",
+    "diagnose",
     "from_arviz",
     "from_xarray",
     "read_draws",
