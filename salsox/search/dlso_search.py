@@ -8,6 +8,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_rows
+from ..engine import finite_losses
 from ..io import Draws
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
@@ -63,7 +64,7 @@ def dlso(
     else:
         candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
         from_draws = False
-    values = loss._route(truth).losses(candidates, jobs)
+    values = finite_losses(loss._route(truth).losses(candidates, jobs), loss)
     best = int(np.argmin(values))
     labels, _ = as_label_matrix(candidates[best], "labels")
     labels = labels[0].astype(np.intp)

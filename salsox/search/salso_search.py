@@ -16,7 +16,7 @@ from .._validation import (
     check_seed,
     max_threads,
 )
-from ..engine import Route
+from ..engine import Route, finite_losses
 from ..io import PSM, Draws
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
@@ -310,7 +310,7 @@ def _estimate_from(
         raise RuntimeError("the search finished no run")
     labels, _ = as_label_matrix(np.asarray(raw["labels"]), "labels")
     labels = labels[0].astype(np.intp)
-    value = float(route.losses(labels[None, :].astype(np.int32), 1)[0])
+    value = float(finite_losses(route.losses(labels[None, :].astype(np.int32), 1), loss)[0])
     best = raw["runs"][raw["best"]]
     info: Dict[str, Any] = {
         "initialization": best["initialization"],
