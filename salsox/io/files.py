@@ -19,7 +19,7 @@ from .draws import Draws
 from .foreign import convert_foreign_named
 from .readers import HEADER_CHOICES, InputError, read_matrix_named
 
-__all__ = ["read_draws", "NETCDF_SUFFIXES"]
+__all__ = ["read_draws", "read_netcdf_variable", "NETCDF_SUFFIXES"]
 
 # Extensions read as netCDF (InferenceData.to_netcdf writes .nc).
 NETCDF_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".h5", ".hdf5")
@@ -135,9 +135,10 @@ def _refuse_similarity_file(path: str, var: Optional[str], header: str) -> None:
     _refuse_similarity(np.asarray(matrix, dtype=np.float64), path)
 
 
-def _read_netcdf(path: str, var: Optional[str]) -> Any:
-    """(matrix, item names, item dimension) from a netCDF file: a Dataset, or an
-    InferenceData's posterior group."""
+def read_netcdf_variable(path: str, var: Optional[str]) -> Any:
+    """The labels' DataArray, loaded, from a netCDF file: a Dataset, or an InferenceData's
+    posterior group (its ``chain`` dimension kept). ``var`` names the variable; ``None`` takes
+    the only one."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"draws file not found: {path}")
@@ -164,8 +165,15 @@ def _read_netcdf(path: str, var: Optional[str]) -> Any:
             var = names[0]
         if var not in names:
             raise InputError(f"{path} has no variable {var!r}; it holds {names}")
-        try:
-            matrix, item_names, dim = convert_foreign_named(ds[var].load())
-        except (ValueError, KeyError, TypeError) as err:
-            raise InputError(f"{path}: variable {var!r}: {err}") from None
+        return ds[var].load()
+
+
+def _read_netcdf(path: str, var: Optional[str]) -> Any:
+    """(matrix, item names, item dimension) from a netCDF file: a Dataset, or an
+    InferenceData's posterior group."""
+    labels = read_netcdf_variable(path, var)
+    try:
+        matrix, item_names, dim = convert_foreign_named(labels)
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(f"{path}: variable {labels.name!r}: {err}") from None
     return np.asarray(matrix), item_names, dim
