@@ -43,6 +43,7 @@ from .uncertainty.wasabi import WasabiResult, evi_contributions, vi_contribution
 from .uncertainty.wasabi import elbow as wasabi_elbow
 from .search.tuning import TuneResult, tune
 from ._config import show_config
+from .diagnostics import Diagnosis, diagnose
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
 __all__ = [
@@ -86,6 +87,8 @@ __all__ = [
     "evi_contributions",
     "TuneResult",
     "tune",
+    "Diagnosis",
+    "diagnose",
     "from_arviz",
     "from_xarray",
     "read_draws",

@@ -111,10 +111,60 @@ def looks_like_similarity(arr: Any) -> bool:
     )
 
 
-def as_integer_array(x: Any, name: str) -> np.ndarray:
+# Columns that samplers and their readers add beside the labels (Stan's lp__ and the other
+# names ending in "__", posterior's .chain, CODA's and PyMC's iteration counters): never items.
+_BOOKKEEPING = frozenset({"iter", "iteration", "draw", "chain", "sample", ".chain", ".iteration", ".draw", "warmup"})
+
+
+def is_bookkeeping(column: Any) -> bool:
+    """Whether a column name is a sampler's bookkeeping (``iter``, ``chain``, ``lp__``, ...)."""
+    label = column[-1] if isinstance(column, tuple) and column else column
+    text = label.strip().lower() if isinstance(label, str) else ""
+    return text in _BOOKKEEPING or (text.endswith("__") and len(text) > 2)
+
+
+def check_label_frame(x: Any, name: str) -> None:
+    """A pandas DataFrame of labels: every column must hold integer labels. A sampler's
+    bookkeeping column (``iter``, ``chain``, ``lp__``, ...), a string column or a column of
+    non-integral floats is refused naming it, never read as an item."""
+    columns = getattr(x, "columns", None)
+    dtypes = getattr(x, "dtypes", None)
+    if columns is None or dtypes is None or not hasattr(x, "iloc"):
+        return
+    for position, (column, dtype) in enumerate(zip(list(columns), list(dtypes))):
+        shown = repr(column)
+        if is_bookkeeping(column):
+            raise ValueError(
+                f"{name}: column {shown} of the DataFrame is a sampler's bookkeeping column, not an item's "
+                f"cluster labels; select the label columns, e.g. frame.drop(columns=[{shown}]) "
+                "(or pass frame.to_numpy() with item_names= if it truly is an item)"
+            )
+        kind = getattr(dtype, "kind", "O")
+        values = x.iloc[:, position]
+        if kind == "f":
+            v = np.asarray(values, dtype=np.float64)
+            finite = v[np.isfinite(v)]
+            if finite.size < v.size or np.any(finite != np.round(finite)):
+                raise ValueError(
+                    f"{name}: column {shown} of the DataFrame holds non-integral or missing values; "
+                    "every column must hold one item's integer cluster labels"
+                )
+        elif kind not in "biu":
+            sample = [v for v in values.tolist() if not isinstance(v, (int, np.integer)) or isinstance(v, bool)]
+            if sample:
+                raise ValueError(
+                    f"{name}: column {shown} of the DataFrame holds {type(sample[0]).__name__} values "
+                    f"(e.g. {sample[0]!r}), not integer cluster labels"
+                )
+
+
+def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np.ndarray:
     """An integer ndarray from an array-like of labels (or an Estimate), rejecting what is not
-    clearly labels."""
+    clearly labels. ``negative`` says what a negative label means to the caller (``fixed=``'s
+    -1, a free item): uint64 labels beyond int64, which the int64 view would make negative,
+    are then refused rather than reinterpreted."""
     x = unwrap_estimate(x)
+    check_label_frame(x, name)
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of integer labels, got a string")
     try:
@@ -141,6 +191,12 @@ def as_integer_array(x: Any, name: str) -> np.ndarray:
         return arr.astype(np.int32)
     if kind in "iu":
         if arr.dtype == np.uint64:
+            if negative is not None and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+                raise ValueError(
+                    f"{name} contains uint64 labels beyond the int64 range (up to {int(arr.max())}); read as "
+                    f"int64 they would be negative, and {negative}: relabel them, e.g. "
+                    "np.unique(labels, return_inverse=True)[1]"
+                )
             # A bijection onto int64: only label identity matters.
             return arr.view(np.int64) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.int64)
         return arr
@@ -181,7 +237,16 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
     clusters renumbered 0..k-1 in order of first appearance (-1 kept), or None for None."""
     if x is None:
         return None
-    arr = as_integer_array(x, name)
+    try:
+        is_mask = np.asarray(unwrap_estimate(x)).dtype.kind == "b"
+    except (ValueError, TypeError):
+        is_mask = False  # ragged or odd input: as_integer_array says what is wrong
+    if is_mask:  # True/False would silently become two clusters
+        raise ValueError(
+            f"{name} is a boolean mask; it takes labels: -1 for {free} items, a cluster label (>= 0) "
+            f"for the others, e.g. np.where(mask, labels, -1)"
+        )
+    arr = as_integer_array(x, name, negative=f"-1 means {free} items")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of n labels (-1 for {free} items), got {arr.ndim}-D")
     if arr.shape[0] != n:

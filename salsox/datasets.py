@@ -99,6 +99,19 @@ def _check_data(data: Any) -> np.ndarray:
     return arr
 
 
+def _check_init(init: Any, n: int) -> np.ndarray:
+    """The sampler's starting labels, 0..k-1 in order of first appearance."""
+    if init is None:
+        return np.zeros(n, dtype=np.int64)
+    arr = np.asarray(init)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"init must be integer labels, got dtype {arr.dtype}")
+    if arr.shape != (n,):
+        raise ValueError(f"init must hold one label per item ({n}), got shape {arr.shape}")
+    _, labels = np.unique(arr, return_inverse=True)
+    return _canonicalize_rows(labels.reshape(1, n))[0]
+
+
 # ---------------------------------------------------------------------------
 # Label helpers
 # ---------------------------------------------------------------------------
@@ -205,6 +218,7 @@ def sample_dp_mixture(
     sigma: float = 1.0,
     tau: float = 5.0,
     seed: Optional[int] = 0,
+    init: Optional[Any] = None,
 ) -> np.ndarray:
     """Draw partitions from a Dirichlet-process Gaussian mixture posterior.
 
@@ -222,8 +236,8 @@ def sample_dp_mixture(
     moved to an existing cluster with probability proportional to its size
     times the posterior predictive density, or to a new cluster with
     probability proportional to ``alpha`` times the prior predictive density.
-    The sampler starts with all items in one cluster and scans items in a
-    fixed order.
+    The sampler starts with all items in one cluster (or from ``init``) and
+    scans items in a fixed order.
 
     Parameters
     ----------
@@ -245,6 +259,10 @@ def sample_dp_mixture(
     seed : int or None, default 0
         Seed for ``numpy.random.default_rng``. ``None`` gives fresh,
         non-reproducible entropy.
+    init : array_like of int, shape (n_items,), optional
+        The starting partition (any integer labels), e.g. all singletons
+        (``np.arange(n_items)``) for chains started apart. Default: all items
+        in one cluster.
 
     Returns
     -------
@@ -286,6 +304,7 @@ def sample_dp_mixture(
     sigma = _check_positive_real(sigma, "sigma")
     tau = _check_positive_real(tau, "tau")
     seed = _check_seed(seed)
+    start = _check_init(init, x.shape[0])
 
     rng = np.random.default_rng(seed)
     n, d = x.shape
@@ -332,12 +351,14 @@ def sample_dp_mixture(
     weights = np.empty((n + 1, d + 2))
     counts = [0] * (n + 1)
     sums = [[0.0] * d for _ in range(n + 1)]
-    z = np.zeros(n, dtype=np.int64)
-    counts[0] = n
-    sums[0] = x.sum(axis=0).tolist()
-    weights[0] = weight_row(n, sums[0])
-    weights[1] = new_row
-    n_clusters = 1
+    z = start.copy()
+    n_clusters = int(z.max()) + 1
+    for k in range(n_clusters):
+        members = z == k
+        counts[k] = int(members.sum())
+        sums[k] = x[members].sum(axis=0).tolist()
+        weights[k] = weight_row(counts[k], sums[k])
+    weights[n_clusters] = new_row
 
     n_sweeps = burn_in + n_draws * thin
     out = np.empty((n_draws, n), dtype=np.int64)

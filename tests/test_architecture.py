@@ -167,6 +167,7 @@ LAYERS = {
     "summaries": 6,
     "search": 7,
     "uncertainty": 8,
+    "diagnostics": 8,
     "plots": 9,
     "plugins": 10,
     "cli": 11,

@@ -158,6 +158,41 @@ def test_path_ties_go_to_the_smallest_canonical_labels_not_run_order() -> None:
         assert tuple(row) == min(candidates)
 
 
+@pytest.mark.parametrize("n, k", [(8, 3), (9, 3), (12, 4)])
+def test_path_ties_over_many_comparisons_go_to_the_smallest_canonical_labels(n: int, k: int) -> None:
+    # Identical draws: every state of every run has probability 1, so each row is chosen among
+    # all runs by comparing canonical labels, hundreds of comparisons in a row. Each comparison
+    # must leave no trace for the next (chips.hpp, ChipsStates::canonical_less: its relabelling
+    # maps are reset up to and including the first position that differs).
+    draws = np.tile(np.arange(n) % k, (10, 1))
+    for seed in range(5):
+        res = salsox.chips(draws, seed=seed, n_runs=32, n_jobs=1)
+        for m, row in zip(res.n_items, res.labels):
+            candidates = []
+            for run in res.info["runs"]:
+                lab = np.full(n, -1)
+                lab[run["items"][:m]] = run["labels"][:m]
+                candidates.append(tuple(_canonical(lab)))
+            assert tuple(row) == min(candidates), (seed, m)
+
+
+def test_every_item_of_a_tie_can_be_chosen() -> None:
+    # Identical draws: at every step every unallocated item reaches the same count (all draws),
+    # and the tie set must hold them all, also when the pruned search stops at an item whose
+    # bound only equals the best count. The first item of the runs is then uniform over the
+    # items: over 70 runs every one of them comes first at least once.
+    n = 7
+    draws = np.tile([0, 0, 1, 1, 2, 2, 3], (20, 1))
+    res = salsox.chips(draws, 0.0, seed=1, n_runs=70, path=False, all_candidates=True, n_jobs=1)
+    runs = res.info["runs"]
+    assert sorted({int(run["items"][0]) for run in runs}) == list(range(n))
+    for step in range(n - 1):  # and after the first step: more than one item at each step
+        assert len({int(run["items"][step]) for run in runs}) > 1, step
+    for run in runs:
+        ref = chips_run(draws, choose=replay(run["items"], run["labels"]))
+        np.testing.assert_array_equal(ref["counts"], run["counts"])
+
+
 def test_many_clusters_and_wide_draw_labels() -> None:
     # 600 items: 500 singletons and 50 pairs in every draw (550 draw labels, 16-bit; 550
     # CHIPS clusters), plus one item that sometimes joins a pair.

@@ -348,7 +348,7 @@ def test_a_loss_not_zero_at_equality_is_refused(galaxy):
     with pytest.raises(PluginError, match="equal to the draw is .*not 0"):
         salsox.salso(galaxy, loss, n_runs=1, seed=0)
     negative = CountSumLoss("negative", PAIRS, "(B - A) / n")
-    with pytest.raises(PluginError, match="negative or non-finite loss"):
+    with pytest.raises(PluginError, match="negative loss"):
         salsox.partition_loss(np.zeros(galaxy.n_items, dtype=int), galaxy, negative)
 
 

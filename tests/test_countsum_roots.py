@@ -77,6 +77,44 @@ def test_roots_stay_whole_unless_both_factors_are_known_non_negative():
         assert roots(nodes) == roots(loss._all_nodes) and "mul" in roots(nodes), formula
 
 
+def _pair_sums(est: np.ndarray, draws: np.ndarray):
+    """Per draw: the pairs together in the draw (A), in the estimate (B) and in both (X)."""
+    p = lambda sizes: float((sizes * (sizes - 1) / 2).sum())
+    B = p(np.bincount(est))
+    A = np.array([p(np.bincount(d)) for d in draws])
+    X = np.array([p(np.unique(np.stack([d, est]), axis=1, return_counts=True)[1]) for d in draws])
+    return A, B, X
+
+
+def test_a_root_of_factors_that_min_may_make_negative_is_kept_whole():
+    # min(x, c) is at most c, and negative when x is, whatever c: unlike max(x, 0) it does not
+    # make its operand safe to split. Here both factors are <= 0, so their product is >= 0 and
+    # the root is real, while sqrt of each factor would be NaN.
+    formula = "(A + B - 2 * X) * (1 + sqrt(min(A - t, 0) * min(B - t, 0)))"
+    loss = CountSumLoss("min-root", PAIRS, formula, params={"t": 12.0})
+    nodes, _, _ = factor_square_roots(loss._all_nodes, loss._result, loss._terms, ALL_EXACT)
+    assert roots(nodes) == ["mul"]
+    for other in ("1 - X / (1 + sqrt(min(A - 1, 5) * B))", "1 - X / (1 + sqrt(min(A, B - 1) * B))"):
+        whole = CountSumLoss("c", PAIRS, other)
+        nodes, _, _ = factor_square_roots(whole._all_nodes, whole._result, whole._terms, ALL_EXACT)
+        assert "mul" in roots(nodes), other
+    # And its values, against numpy: small clusters, so that pair counts fall on both sides of t.
+    rng = np.random.default_rng(8)
+    draws = rng.integers(0, 5, (30, 12))
+    est = random_estimates(12, 8, seed=8)
+    want = []
+    for e in est:
+        A, B, X = _pair_sums(e, draws)
+        want.append(np.mean((A + B - 2 * X) * (1 + np.sqrt(np.minimum(A - 12, 0) * np.minimum(B - 12, 0)))))
+    got = salsox.partition_loss(est, draws, loss)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    assert np.ptp(want) > 0
+    found = salsox.salso(draws, loss, n_runs=2, max_clusters=12, seed=1, n_jobs=1)
+    A, B, X = _pair_sums(found.labels, draws)
+    value = np.mean((A + B - 2 * X) * (1 + np.sqrt(np.minimum(A - 12, 0) * np.minimum(B - 12, 0))))
+    assert found.expected_loss == pytest.approx(value, rel=1e-12)
+
+
 def test_only_integer_tables_make_exact_non_negative_sums():
     counts = np.arange(101)
     assert exact_nonnegative(pairs(counts, 100), 100)

@@ -7,7 +7,8 @@ references in tests/reference.py rather than against the engine itself:
   singleton within the cluster cap) lowers the expected loss;
 * ties keep an item where it is (so an estimate with tied moves is left alone);
 * a round of zealous updates tries min(max_zealous, clusters) clusters;
-* the best run is the lowest-indexed run among those with the smallest loss.
+* the best run is the lowest-indexed run among those with the smallest loss;
+* the PSM losses' estimates are local minima too (1 - PEAR, VI.lb, Binder from the PSM).
 
 tools/mutation_check.py plants engine bugs and runs these tests to show that they notice.
 """
@@ -180,6 +181,94 @@ def test_best_run_is_the_lowest_run_among_equal_losses(seed):
     assert [r["run"] for r in runs] == list(range(24))
     best = min(r["loss"] for r in runs)
     assert est.info["best_run"] == min(r["run"] for r in runs if r["loss"] == best)
+
+
+def test_best_run_is_the_lowest_run_even_when_a_later_run_finishes_first():
+    # Runs 1..7 start at run 0's final partition, a fixed point of the scans (no zealous
+    # updates), so they finish after one scan, while run 0 climbs from a random start: on two
+    # threads, later runs finish before run 0 (tens of times faster; the test above leaves the
+    # order to the scheduler).
+    # All eight end at the same partition with the same loss (Binder's sums are exact), so the
+    # best run must be run 0 whatever the order the runs finished in.
+    rng = np.random.default_rng(11)
+    truth = np.repeat(np.arange(6), 400)
+    draws = np.tile(truth, (200, 1))
+    flip = rng.random(draws.shape) < 0.1
+    draws[flip] = rng.integers(0, 6, int(flip.sum()))
+    start = rng.integers(0, 150, truth.size)
+    first = salsox.salso(draws, "binder", initial=start, n_runs=1, max_clusters=150, max_zealous=0, seed=4,
+                         n_jobs=1)
+    starts = np.vstack([start] + [first.labels] * 7)
+    for _ in range(3):
+        est = salsox.salso(draws, "binder", initial=starts, n_runs=8, max_clusters=150, max_zealous=0, seed=4,
+                           n_jobs=2)
+        runs = est.info["runs"]
+        assert [r["scans"] for r in runs[1:]] == [1] * 7 and runs[0]["scans"] > 1
+        assert len({r["loss"] for r in runs}) == 1
+        assert est.info["best_run"] == 0
+        assert est.labels.tolist() == first.labels.tolist()
+
+
+def _pear_losses(estimates: np.ndarray, psm: np.ndarray) -> np.ndarray:
+    """1 - PEAR (Fritsch & Ickstadt) of each row of ``estimates``, vectorised over the rows;
+    tests/reference.py's pear_naive is the same formula with loops."""
+    n = psm.shape[0]
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    same = (estimates[:, :, None] == estimates[:, None, :]) & upper
+    pairs = n * (n - 1) / 2
+    s_ind = same.sum(axis=(1, 2)).astype(float)
+    s_pi = psm[upper].sum()
+    s_both = (same * psm).sum(axis=(1, 2))
+    expected = s_ind * s_pi / pairs
+    den = 0.5 * (s_ind + s_pi) - expected
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pear = np.where(den == 0, 1.0, (s_both - expected) / np.where(den == 0, 1.0, den))
+    return 1.0 - pear
+
+
+def _vi_lb_losses(estimates: np.ndarray, psm: np.ndarray) -> np.ndarray:
+    """Wade & Ghahramani's lower bound of VI, vectorised over the rows of ``estimates``."""
+    n = psm.shape[0]
+    same = estimates[:, :, None] == estimates[:, None, :]
+    sizes = same.sum(axis=2)
+    inside = (same * psm).sum(axis=2)
+    return (np.log2(sizes) + np.log2(psm.sum(axis=1)) - 2 * np.log2(inside)).sum(axis=1) / n
+
+
+def _binder_psm_losses(estimates: np.ndarray, psm: np.ndarray) -> np.ndarray:
+    n = psm.shape[0]
+    same = estimates[:, :, None] == estimates[:, None, :]
+    return np.abs(same - psm).sum(axis=(1, 2)) / n**2
+
+
+@pytest.mark.parametrize(
+    "loss, reference",
+    [("omARI.approx", _pear_losses), ("VI.lb", _vi_lb_losses), ("binder", _binder_psm_losses)],
+    ids=["omARI.approx", "VI.lb", "binder"],
+)
+def test_every_psm_estimate_is_a_local_minimum(loss, reference):
+    # The PSM route (pairwise_state.hpp) scores moves with its own formulas, the new cluster's
+    # included: each estimate is checked against a numpy evaluation of every single move.
+    checked = 0
+    for seed in range(40):
+        draws, cap = random_problem(seed)
+        psm = salsox.psm(draws, n_jobs=1)
+        est = salsox.salso(salsox.PSM(psm), loss, max_clusters=cap, n_runs=1, seed=seed, n_jobs=1)
+        labels = np.asarray(est.labels, dtype=np.int64)
+        kd = est.info["max_clusters"]
+        where = f"seed {seed}, {loss}, max_clusters={cap}, estimate {labels.tolist()}"
+        assert est.n_clusters <= kd, where
+        moves = single_moves(labels, kd)
+        values = reference(np.vstack([labels, moves]), psm)
+        assert est.expected_loss == pytest.approx(values[0], rel=1e-9, abs=1e-12), where
+        if moves.size:
+            best = int(np.argmin(values[1:]))
+            tol = 1e-10 + 1e-9 * abs(values[0])
+            assert values[1 + best] >= values[0] - tol, (
+                f"{where}: moving to {moves[best].tolist()} lowers the loss from {values[0]!r} to {values[1 + best]!r}"
+            )
+            checked += 1
+    assert checked > 30
 
 
 @pytest.mark.parametrize("max_zealous", [1, 2, 3])

@@ -13,10 +13,17 @@ engine: --opt O2 for a build closer to a release), the file is restored at
 once (always, also on Ctrl-C), and the mutant's tests run against the installed copy with
 ``-x`` and a per-test timeout. All of this happens in a snapshot of the working tree
 (build/mutant-src, the files git tracks or would track), so that the developer's checkout
-and its editable install never see a mutant. A mutant is caught when pytest fails, crashes or times out.
+and its editable install never see a mutant. A mutant is caught when pytest fails or crashes;
+a test run that hits a time limit (a test past its per-test timeout, or the whole run past
+RUN_TIMEOUT) is a third verdict, "timeout": the mutant may have made the search cycle, or the
+machine may just have been slow, so it counts as neither caught nor missed. A mutant's tests may be
+single tests (``file::test``): the test written to catch it, shown to do so on its own.
 A baseline build and test run without any mutant comes first: the tests must pass there.
 
-Prints a table: mutant, tests run, caught/missed, seconds. Exit status 0 only when every
+The scratch virtualenv shares the packages of the interpreter running this script (a
+virtualenv's too, through a .pth file, read-only: nothing is installed there).
+
+Prints a table: mutant, tests run, caught/missed/timeout, seconds. Exit status 0 only when every
 mutant is caught. Not part of CI (each C++ mutant is a rebuild: minutes on two cores).
 """
 
@@ -28,6 +35,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -43,13 +51,15 @@ BUILD_DIR = ROOT / "build" / "mutant"
 def set_workdir(workdir: Path) -> None:
     global SRC, VENV, BUILD_DIR
     SRC, VENV, BUILD_DIR = workdir / "mutant-src", workdir / "mutant-venv", workdir / "mutant"
-PER_TEST_TIMEOUT = 120  # seconds: a mutant that makes the search cycle is caught by this
+PER_TEST_TIMEOUT = 120  # seconds: a mutant that makes the search cycle ends as "timeout"
 RUN_TIMEOUT = 900  # seconds for one mutant's whole test run
 
 SEARCH = "cpp/include/salsox/search.hpp"
 TABLE = "cpp/include/salsox/count_table.hpp"
 SCORES_BINDER_VI = "cpp/include/salsox/scores_binder_vi.hpp"
 SCORES_OMARI = "cpp/include/salsox/scores_omari.hpp"
+PAIRWISE = "cpp/include/salsox/pairwise_state.hpp"
+CHIPS = "cpp/include/salsox/chips.hpp"
 ENGINE_TESTS = ["tests/test_engine_checks.py", "tests/test_search.py", "tests/test_threads.py"]
 
 
@@ -84,6 +94,8 @@ MUTANTS: List[Mutant] = [
         SCORES_OMARI,
         "return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));",
         "return (1.0 - zero) * (1.0 + (X - expected) / (denom + zero));",
+        # The default SIMD path may not run this code: test_engine_simd.py forces every path.
+        ("tests/test_engine_simd.py", *ENGINE_TESTS),
     ),
     Mutant(
         "sweep-skips-last",
@@ -120,6 +132,7 @@ MUTANTS: List[Mutant] = [
         SEARCH,
         "(res.loss == out.best_loss && res.run < out.best_run);",
         "false;",
+        ("tests/test_engine_checks.py::test_best_run_is_the_lowest_run_even_when_a_later_run_finishes_first",),
     ),
     Mutant(
         "zealous-accepts-worse",
@@ -142,6 +155,40 @@ MUTANTS: List[Mutant] = [
         TABLE,
         "void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }",
         "void score_move(std::int64_t i, double* out) { score_as(i, -1, out); }",
+    ),
+    Mutant(
+        "omari-approx-new-cluster",
+        "omARI.approx scores a new cluster 0, as Binder's PSM score does, instead of 1 - PEAR",
+        PAIRWISE,
+        "out[q_] = one_minus_pear(within, est_pairs_, pairs, m1);",
+        "out[q_] = 0.0;",
+        ("tests/test_engine_checks.py::test_every_psm_estimate_is_a_local_minimum",),
+    ),
+    Mutant(
+        "chips-canonical-stale",
+        "CHIPS' canonical comparison leaves the labels of the first differing position mapped",
+        CHIPS,
+        "for (std::size_t k = 0; k <= i && k < a.size(); ++k) {",
+        "for (std::size_t k = 0; k < i && k < a.size(); ++k) {",
+        ("tests/test_chips.py::test_path_ties_over_many_comparisons_go_to_the_smallest_canonical_labels",),
+    ),
+    Mutant(
+        "chips-ties-at-bound",
+        "CHIPS' pruned search stops at an item whose bound equals the best count, losing tied items",
+        CHIPS,
+        "while (!heap_.empty() && heap_.front().first >= best) {",
+        "while (!heap_.empty() && heap_.front().first > best) {",
+        ("tests/test_chips.py::test_every_item_of_a_tie_can_be_chosen",),
+    ),
+    Mutant(
+        "countsum-min-as-max",
+        "the count-sum rewrites take min(x, c) as never negative, like max(x, 0), and split sqrt(x * y)",
+        "salsox/losses/countsum_forms.py",
+        'elif op in ("add", "mul", "min"):\n            nonneg[v] = nonneg[a] and nonneg[b]\n'
+        '        elif op == "max":',
+        'elif op in ("add", "mul"):\n            nonneg[v] = nonneg[a] and nonneg[b]\n'
+        '        elif op in ("max", "min"):',
+        ("tests/test_countsum_roots.py",),
     ),
 ]
 
@@ -203,6 +250,13 @@ def ensure_venv() -> None:
     base = getattr(sys, "_base_executable", sys.executable)
     print(f"== creating {VENV}", flush=True)
     subprocess.run([base, "-m", "venv", "--system-site-packages", str(VENV)], check=True)
+    if sys.prefix != sys.base_prefix:
+        # Run from a virtualenv: its packages (pytest-timeout, ...) too, after the scratch venv's
+        # own, so that the salsox installed there wins. Only read: nothing is installed there.
+        site_dir = subprocess.run([str(venv_python()), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                  check=True, capture_output=True, text=True).stdout.strip()
+        parent = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+        (Path(site_dir) / "_mutation_check_parent.pth").write_text("".join(f"{p}\n" for p in parent))
     plugins = [str(SRC / "plugins" / p) for p in ("salsox-example-losses", "salsox-hclust-init")]
     subprocess.run([str(venv_python()), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", *plugins],
                    check=True, cwd=SRC)
@@ -221,8 +275,9 @@ def build(opt: str) -> Optional[str]:
     return None
 
 
-def run_tests(tests: Tuple[str, ...]) -> Tuple[int, int, str]:
-    """(return code, tests run, first failure) of pytest -x over ``tests`` in the scratch venv."""
+def run_tests(tests: Tuple[str, ...]) -> Tuple[int, int, str, bool]:
+    """(return code, tests run, first failure, whether a time limit was hit) of pytest -x over
+    ``tests`` in the scratch venv."""
     # -P: the source tree's salsox/ (without a built extension) must not shadow the install.
     cmd = [str(venv_python()), "-P", "-m", "pytest", *tests, "-x", "-q", "-p", "no:cacheprovider",
            f"--timeout={PER_TEST_TIMEOUT}", "-o", "addopts="]
@@ -230,7 +285,7 @@ def run_tests(tests: Tuple[str, ...]) -> Tuple[int, int, str]:
     try:
         proc = subprocess.run(cmd, cwd=SRC, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
-        return -1, 0, f"whole run timed out after {RUN_TIMEOUT} s"
+        return -1, 0, f"whole run timed out after {RUN_TIMEOUT} s", True
     out = proc.stdout + proc.stderr
     counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|errors?)", out)}
     ran = sum(counts.values())
@@ -238,9 +293,30 @@ def run_tests(tests: Tuple[str, ...]) -> Tuple[int, int, str]:
                  "")
     if proc.returncode not in (0, 1):
         first = first or f"pytest exit status {proc.returncode}: " + " | ".join(out.strip().splitlines()[-3:])
-    if "Timeout" in out and not first:
+    timed_out = hit_time_limit(out)
+    if timed_out and not first:
         first = "per-test timeout"
-    return proc.returncode, ran, first
+    return proc.returncode, ran, first, timed_out
+
+
+def hit_time_limit(out: str) -> bool:
+    """Whether pytest's output shows a per-test timeout: pytest-timeout fails the test with
+    "Failed: Timeout >120.0s" (signal method) or dumps the stacks between "+++ Timeout +++"
+    lines and ends the process (thread method)."""
+    return re.search(r"Failed: Timeout >|\+{5,} Timeout \+{5,}", out) is not None
+
+
+def verdict(rc: int, timed_out: bool) -> str:
+    """caught (the tests failed or crashed), timeout (a time limit ended them) or MISSED."""
+    if timed_out:
+        return "timeout"
+    return "caught" if rc != 0 else "MISSED"
+
+
+def selection(tests: Tuple[str, ...]) -> Tuple[str, ...]:
+    """``tests`` without the single tests (``file::test``) whose whole file is there too."""
+    files = {t for t in tests if "::" not in t}
+    return tuple(t for t in dict.fromkeys(tests) if t.split("::")[0] not in files or "::" not in t)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -269,9 +345,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if err:
             print(err)
             raise SystemExit("the unmutated tree does not build")
-        tests = tuple(sorted({t for m in chosen for t in m.tests}))
+        tests = selection(tuple(sorted({t for m in chosen for t in m.tests})))
         t0 = time.perf_counter()
-        rc, ran, first = run_tests(tests)
+        rc, ran, first, _ = run_tests(tests)
         print(f"== baseline: {ran} tests, exit {rc}, {time.perf_counter() - t0:.0f} s", flush=True)
         if rc != 0:
             raise SystemExit(f"the tests fail without any mutant: {first}")
@@ -287,19 +363,20 @@ def main(argv: Optional[List[str]] = None) -> int:
             rows.append((m.name, 0, "BUILD FAILED", built, 0.0, ""))
             continue
         t1 = time.perf_counter()
-        rc, ran, first = run_tests(m.tests)
-        verdict = "caught" if rc != 0 else "MISSED"
-        rows.append((m.name, ran, verdict, built, time.perf_counter() - t1, first))
-        print(f"   {verdict}: {ran} tests, build {built:.0f} s, tests {time.perf_counter() - t1:.0f} s  {first}",
+        rc, ran, first, timed_out = run_tests(m.tests)
+        result = verdict(rc, timed_out)
+        rows.append((m.name, ran, result, built, time.perf_counter() - t1, first))
+        print(f"   {result}: {ran} tests, build {built:.0f} s, tests {time.perf_counter() - t1:.0f} s  {first}",
               flush=True)
     # The scratch venv keeps the last mutant's build: a next run starts with a baseline build.
     print()
     print(f"| {'mutant':24} | tests run | result       | build s | tests s | first failing test |")
     print(f"|{'-' * 26}|-----------|--------------|---------|---------|--------------------|")
-    for name, ran, verdict, built, tested, first in rows:
-        print(f"| {name:24} | {ran:9} | {verdict:12} | {built:7.0f} | {tested:7.1f} | {first[:90]} |")
+    for name, ran, result, built, tested, first in rows:
+        print(f"| {name:24} | {ran:9} | {result:12} | {built:7.0f} | {tested:7.1f} | {first[:90]} |")
     missed = [r[0] for r in rows if r[2] != "caught"]
-    tail = f"; missed: {', '.join(missed)}" if missed else ""
+    tail = "".join(f"; {what}: {', '.join(r[0] for r in rows if r[2] == what)}"
+                   for what in ("MISSED", "timeout", "BUILD FAILED") if any(r[2] == what for r in rows))
     print(f"\n{len(rows) - len(missed)} of {len(rows)} mutants caught{tail}")
     return 1 if missed else 0
 

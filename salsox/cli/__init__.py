@@ -19,6 +19,7 @@ from .._version import __version__
 from .._warnings import SalsoxWarning
 from . import ball, chips, demo, estimate, loss, plugins_cmd, psm, summary, tune
 from . import wasabi as wasabi_cmd
+from . import diagnose as diagnose_cmd
 from .common import _PATH_ARGS, _TRUTHY, CLIError, _error_message, _Parser
 from .common import _save_figure, _Spinner  # noqa: F401 - used as salsox.cli.<name> by tests
 from .common import read_labels, read_matrix
@@ -26,7 +27,7 @@ from .common import read_labels, read_matrix
 __all__ = ["main", "build_parser", "read_matrix", "read_labels", "CLIError"]
 
 # In the order `salsox --help` lists them.
-_COMMANDS = (estimate, loss, psm, summary, ball, tune, chips, wasabi_cmd, plugins_cmd, demo)
+_COMMANDS = (estimate, loss, psm, summary, ball, tune, chips, wasabi_cmd, diagnose_cmd, plugins_cmd, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _core
 from ..io import Draws
 
-__all__ = ["Route", "check_square_memory", "psm_matrix", "DEFAULT_MEMORY_LIMIT", "check_limit"]
+__all__ = ["Route", "check_square_memory", "finite_losses", "psm_matrix", "DEFAULT_MEMORY_LIMIT", "check_limit"]
 
 # Largest n x n matrix built without an explicit request (bytes).
 PSM_MEMORY_LIMIT = 8 * 2**30
@@ -38,6 +38,20 @@ def check_square_memory(n: int, what: str) -> None:
             f"{PSM_MEMORY_LIMIT / 2**30:.0f} GiB salsox builds without being asked; use a "
             "count-based loss (e.g. 'VI' or 'binder'), which never builds it"
         )
+
+
+def finite_losses(values: Any, loss: Any) -> np.ndarray:
+    """``values`` (expected losses) as float64, or a ValueError naming ``loss`` when one
+    overflowed to inf (or is NaN): costs so large that float64 cannot hold the loss."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size and not np.all(np.isfinite(values)):
+        bad = values[~np.isfinite(values)][0]
+        raise ValueError(
+            f"loss {loss!r}: the expected loss is {float(bad)!r}: its values overflow float64 (costs or "
+            "parameters too large); scale them down (a common factor on the costs does not change the "
+            "estimate)"
+        )
+    return values
 
 
 def psm_bytes(n: int) -> int:

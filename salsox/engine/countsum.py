@@ -1,11 +1,13 @@
-"""The count-sum route: a loss given as a formula in per-draw count sums (CountSumLoss),
-searched and evaluated by the engine's count-sum state (countsum_state.hpp)."""
+"""The count-sum route: a loss given as a formula in per-draw count sums (CountSumLoss, and
+DecomposableLoss, an additive one), searched by the engine's count-sum state
+(countsum_state.hpp) or, for an additive formula, by its tabulated losses (count_table.hpp), and
+evaluated with a check of every per-draw loss."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Dict
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
@@ -13,34 +15,61 @@ from .. import _core
 from ..registry import PluginError
 from .counts import CountsRoute
 
-__all__ = ["CountSumRoute"]
+__all__ = ["CountSumRoute", "CompiledCountSum"]
 
 # Per-draw losses this far below zero are rounding noise; further below is an error.
 NEGATIVE_TOLERANCE = 1e-9
 
 
+@dataclasses.dataclass(frozen=True)
+class CompiledCountSum:
+    """A count-sum loss compiled for the n items of one search."""
+
+    #: The formula (``_core.CountSumLoss``): every reported loss is evaluated, per draw, with it.
+    formula: Any
+    #: An additive formula's tabulated form (``_core.CountLoss``), which the search runs on.
+    tabulated: Optional[Any] = None
+    #: Per-draw losses below minus this are an error (rounding scales with the terms).
+    tolerance: float = NEGATIVE_TOLERANCE
+
+
 @dataclasses.dataclass
 class CountSumRoute(CountsRoute):
-    """A :class:`~salsox.plugins.CountSumLoss` on draws: count tables plus running per-draw sums;
-    every evaluated per-draw loss is checked (>= 0 and finite)."""
+    """A count-sum loss on draws: count tables plus running per-draw sums (or, for an additive
+    formula, the tabulated losses' count tables); every evaluated per-draw loss is checked
+    (>= 0 and finite). The loss is compiled once per route, that is once per search."""
 
-    engine = "counts"  # the count-table engine, with a count-sum state
+    # n -> the loss compiled for n items (CompiledCountSum)
+    count_loss: Callable[[int], Any]
+    compiled_loss: Optional[CompiledCountSum] = dataclasses.field(default=None, init=False, repr=False)
+
+    engine = "counts"  # the count-table engine, with a count-sum state or a tabulated loss
+
+    def compiled(self) -> CompiledCountSum:
+        """The loss compiled for the draws' n items (on the first call; not shipped to Dask)."""
+        if self.compiled_loss is None:
+            self.compiled_loss = self.count_loss(self._draws().n_items)
+        return self.compiled_loss
 
     def memory_bytes(self, threads: int, max_clusters: int) -> int:
-        d = self._draws()
-        return threads * int(_core.countsum_bytes(d._core, max_clusters, self.count_loss(d.n_items)))
+        d, c = self._draws(), self.compiled()
+        if c.tabulated is not None:
+            return threads * int(_core.count_table_bytes(d._core, max_clusters, c.tabulated))
+        return threads * int(_core.countsum_bytes(d._core, max_clusters, c.formula))
 
     def search(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        d = self._draws()
-        return _core.salso_countsum(d._core, self.count_loss(d.n_items), **options)
+        d, c = self._draws(), self.compiled()
+        if c.tabulated is not None:
+            return _core.salso_counts(d._core, c.tabulated, **options)
+        return _core.salso_countsum(d._core, c.formula, **options)
 
     def losses(self, estimates: np.ndarray, n_jobs: int) -> np.ndarray:
         """Expected losses of the canonical rows ``estimates``; a negative or non-finite per-draw
         loss is a :class:`~salsox.plugins.PluginError` showing the table."""
         d = self._draws()
-        compiled = self.count_loss(d.n_items)
+        compiled = self.compiled().formula
         est = np.ascontiguousarray(estimates, dtype=np.int32)
-        values, bad = _core.countsum_losses(d._core, compiled, est, n_jobs, NEGATIVE_TOLERANCE)
+        values, bad = _core.countsum_losses(d._core, compiled, est, n_jobs, self.compiled().tolerance)
         if bad is not None:
             row, h, value = bad
             what = "negative" if math.isfinite(value) else "non-finite"

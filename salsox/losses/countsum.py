@@ -21,6 +21,12 @@ evaluated, as in numpy: guard divisions with ``where``).
 In the formula, ``n`` is the number of items in the table: all n items once the search has
 allocated them (and always when a loss value is reported), fewer while a run's sequential
 initialisation places the items one by one. ``g`` gets the total number of items.
+
+An additive formula (constant multiples of the sums added up, without ``n``: the form of
+:class:`~salsox.plugins.DecomposableLoss`) is one tabulated function per draw cluster,
+estimate cluster and cell: the search then runs on the engine's tabulated losses, as fast as
+the built-in Binder and VI. Either way the formula is compiled once per search, and every
+per-draw loss of a reported value is evaluated and checked.
 """
 
 from __future__ import annotations
@@ -34,17 +40,22 @@ import numpy as np
 from .. import _core
 from ..engine import CountSumRoute, Route
 from ..engine.countsum import NEGATIVE_TOLERANCE as _NEGATIVE_TOLERANCE
-from ..engine.countsum_jit import attach_kernel
+from ..engine.countsum import CompiledCountSum
+from ..engine.countsum_jit import attach_kernel, why_not_compiled
 from ..registry import PluginError, loss_label
 from .base import CountLoss, _check_engine, _needs_draws
-from .countsum_forms import exact_nonnegative, factor_square_roots, separate
-from .countsum_formula import FUNCTIONS, _Compiler, compile_formula
+from .countsum_forms import additive_form, exact_nonnegative, factor_square_roots, separate
+from .countsum_formula import FUNCTIONS, compile_formula, parse_formula
 
 __all__ = ["CountSumLoss", "compile_formula", "FUNCTIONS"]
 
 WHERES = ("cell", "estimate", "draw")
 
 SumFunction = Union[str, Callable[[np.ndarray, int], Any]]
+
+# Largest loss an additive formula may reach: the tabulated engine sums its terms over all the
+# draws, and sums of it over ~1e18 draws stay finite.
+MAX_LOSS_BOUND = 1e290
 
 
 class CountSumLoss(CountLoss):
@@ -71,7 +82,11 @@ class CountSumLoss(CountLoss):
     The loss must be >= 0, and 0 when the estimate equals the draw: the formula is checked at
     equality on a few partitions when tabulated, and after a search (and in
     :func:`salsox.partition_loss`) every per-draw loss of the result is checked; a negative
-    one raises :class:`salsox.plugins.PluginError` showing the offending table.
+    one raises :class:`salsox.plugins.PluginError` showing the offending table. An additive
+    formula (see :mod:`salsox.losses.countsum`) is searched by the engine's tabulated losses;
+    its terms must then be small enough that n times the sum of the largest absolute values
+    of its terms stays below 1e290, and its per-draw losses are checked to a tolerance of
+    1e-9 times that bound (its rounding grows with the terms).
 
     Subclasses may set ``name``, ``sums``, ``formula`` and ``default_params`` as class
     attributes and be registered (or provided through entry points) as classes.
@@ -131,6 +146,15 @@ class CountSumLoss(CountLoss):
             if not math.isfinite(float(value)):
                 raise ValueError(f"loss {label!r}: parameter {key!r} must be finite, got {value!r}")
             self._params[key] = float(value)
+        for key in self._params:
+            if key == "n" or key in FUNCTIONS:
+                raise ValueError(f"loss {label!r}: parameter name {key!r} is reserved")
+        self._compile_definition()
+
+    def _compile_definition(self) -> None:
+        """Validates the sums and compiles the formula (once per loss object: each search then
+        tabulates the sums for its n)."""
+        label, params = self.name, self._formula_params()
         if not isinstance(self.sums, Mapping) or not self.sums:
             raise ValueError(f"loss {label!r}: sums must be a non-empty dict {{NAME: (where, g)}}")
         self._sum_specs: List[Tuple[str, str, SumFunction]] = []
@@ -139,7 +163,7 @@ class CountSumLoss(CountLoss):
         for key, spec in self.sums.items():
             if not isinstance(key, str) or not key.isidentifier():
                 raise ValueError(f"loss {label!r}: sum name {key!r} is not an identifier")
-            if key == "n" or key in FUNCTIONS or key in self._params:
+            if key == "n" or key in FUNCTIONS or key in params:
                 raise ValueError(f"loss {label!r}: sum name {key!r} is reserved (n, a function or a parameter)")
             if not isinstance(spec, tuple) or len(spec) != 2:
                 raise ValueError(f"loss {label!r}: sum {key!r} must be a (where, g) pair, got {spec!r}")
@@ -154,16 +178,20 @@ class CountSumLoss(CountLoss):
             positions[key] = (where, counts[where])
             counts[where] += 1
             self._sum_specs.append((key, where, g))
-        for key in self._params:
-            if key == "n" or key in FUNCTIONS:
-                raise ValueError(f"loss {label!r}: parameter name {key!r} is reserved")
-        self._nodes, self._result = compile_formula(label, self.formula, positions, self._params)
+        compiler, self._result = parse_formula(label, self.formula, positions, params)
+        self._nodes = list(compiler.nodes)
+        self._additive = additive_form(self._nodes, self._result)
         # The separable form, when there is one, for the engine's sparse scores.
-        compiler = _Compiler(label, self.formula, positions, self._params)
-        compiler.nodes = list(self._nodes)
-        compiler.index = {(op, a, b, c, float(value).hex()): k for k, (op, a, b, c, value) in enumerate(self._nodes)}
         self._terms = separate(compiler, self._result)
         self._all_nodes = compiler.nodes if self._terms else self._nodes
+
+    def _formula_params(self) -> Mapping[str, float]:
+        """The parameters the formula's names refer to."""
+        return self._params
+
+    def _sum_label(self, key: str) -> str:
+        """How errors name sum ``key``'s function."""
+        return f"g of sum {key!r}"
 
     @property
     def params(self) -> Dict[str, float]:
@@ -198,39 +226,104 @@ class CountSumLoss(CountLoss):
     def __hash__(self) -> int:
         return hash(self._identity())
 
-    def _tables(self, n: int, who: str) -> Dict[str, List[List[float]]]:
+    def _description(self) -> Dict[str, str]:
+        out = super()._description()
+        out["formula"] = self.formula
+        out.update(self._scoring())
+        return out
+
+    def _scoring(self) -> Dict[str, str]:
+        """The scorer the engine picks here and whether the formula is compiled (what a search
+        gets: the engine form for a few items; neither choice depends on n)."""
+        built = self._compile(8)
+        if built.tabulated is not None:  # an additive formula: the search runs its tables
+            return {
+                "scorer": "tabulated (the formula is additive: run as a DecomposableLoss's count tables)",
+                "compiled": "no (tabulated: nothing to compile)",
+            }
+        compiled = built.formula
+        if compiled.dense_kernel:  # the engine then scores densely, separable or not (faster)
+            scorer = "dense (every draw x candidate cluster, in compiled code)"
+            if compiled.sparse:
+                scorer += "; the separable form is not used: compiled dense scores are faster"
+            return {"scorer": scorer, "compiled": "yes (machine code, llvmlite)"}
+        scorer = "sparse (only an item's nonzero cells; the formula is separable)" if compiled.sparse else (
+            "dense (every draw x candidate cluster)"
+        )
+        return {"scorer": scorer, "compiled": f"no ({why_not_compiled(compiled)})"}
+
+    def _tables(self, n: int, who: str) -> Dict[str, List[np.ndarray]]:
+        """Each sum's g tabulated for counts 0..n, by kind; the one validation of g."""
         counts = np.arange(n + 1, dtype=np.int64)
-        tables: Dict[str, List[List[float]]] = {w: [] for w in WHERES}
+        tables: Dict[str, List[np.ndarray]] = {w: [] for w in WHERES}
         for key, where, g in self._sum_specs:
             fn = getattr(self, g) if isinstance(g, str) else g
+            what = self._sum_label(key)
             try:
                 values = np.asarray(fn(counts, n), dtype=np.float64)
             except Exception as err:
-                raise PluginError(f"{who}: g of sum {key!r} raised {type(err).__name__}: {err}") from err
+                raise PluginError(f"{who}: {what} raised {type(err).__name__}: {err}") from err
             if values.shape != counts.shape:
-                raise PluginError(f"{who}: g of sum {key!r} returned shape {values.shape}, expected {counts.shape}")
+                raise PluginError(f"{who}: {what} returned shape {values.shape}, expected {counts.shape}")
             if not np.all(np.isfinite(values)):
-                raise PluginError(f"{who}: g of sum {key!r} returned NaN or infinite values")
+                raise PluginError(f"{who}: {what} returned NaN or infinite values")
             if values[0] != 0.0:
-                raise PluginError(f"{who}: g of sum {key!r} must be 0 at count 0, got {values[0]!r}")
-            tables[where].append(values.tolist())
+                raise PluginError(f"{who}: {what} must be 0 at count 0, got {values[0]!r}")
+            tables[where].append(values)
         return tables
 
     def _route(self, truth: Any, engine: Optional[str] = None) -> Route:
         _needs_draws(self, truth)
         _check_engine(engine, binder=False)
-        return CountSumRoute(truth, self._count_loss)
+        return CountSumRoute(truth, self._compile)
 
-    def _count_loss(self, n: int) -> Any:
-        """The compiled engine form (``_core.CountSumLoss``) for n items, checked at equality."""
+    def _compile(self, n: int) -> CompiledCountSum:
+        """The loss compiled for n items, checked: the formula, and for an additive one its
+        tabulated form (what the search runs on) and the tolerance of its per-draw check."""
+        if "_nodes" not in self.__dict__:
+            self._compile_definition()  # a subclass that did not call CountSumLoss.__init__
         who = loss_label(self.name, type(self).__name__)
         tables = self._tables(n, who)
-        exact = {(w, j): exact_nonnegative(np.asarray(t), n) for w in WHERES for j, t in enumerate(tables[w])}
+        tolerance = _NEGATIVE_TOLERANCE
+        additive = self._additive
+        if additive is not None:
+            # n times the largest term of each kind bounds every sum the tabulated engine forms.
+            index = {(w, j): t for w in WHERES for j, t in enumerate(tables[w])}
+            bound = float(n) * sum(abs(c) * float(np.max(np.abs(index[key]))) for key, c in additive.items())
+            if not bound <= MAX_LOSS_BOUND:
+                raise PluginError(
+                    f"{who}: terms this large (losses up to {bound:.3g} for n = {n}) overflow; n times the sum "
+                    f"of the largest absolute values of the terms must be at most {MAX_LOSS_BOUND:.0e}"
+                )
+            tolerance = _NEGATIVE_TOLERANCE * max(1.0, bound)
+        exact = {(w, j): exact_nonnegative(t, n) for w in WHERES for j, t in enumerate(tables[w])}
         nodes, result, terms = factor_square_roots(self._all_nodes, self._result, self._terms, exact)
-        compiled = _core.CountSumLoss(who, n, tables["cell"], tables["estimate"], tables["draw"], nodes, result, terms)
-        _check_equality(compiled, n, who, tables)
-        attach_kernel(compiled)  # native code for the dense scores, where llvmlite is installed
-        return compiled
+        lists = {w: [t.tolist() for t in tables[w]] for w in WHERES}
+        formula = _core.CountSumLoss(who, n, lists["cell"], lists["estimate"], lists["draw"], nodes, result, terms)
+        _check_equality(formula, n, who, tables, tolerance)
+        if additive is None:
+            attach_kernel(formula)  # native code for the dense scores, where llvmlite is installed
+            return CompiledCountSum(formula, None, tolerance)
+        return CompiledCountSum(formula, _tabulated(additive, tables, n), tolerance)
+
+    def _count_loss(self, n: int) -> Any:
+        """The compiled formula (``_core.CountSumLoss``) for n items, checked at equality."""
+        return self._compile(n).formula
+
+
+def _tabulated(additive: Mapping[Tuple[str, int], float], tables: Dict[str, List[np.ndarray]], n: int) -> Any:
+    """An additive formula as the engine's tabulated loss: per kind, the coefficients'
+    combination of its sums' tables (a lone sum with coefficient 1 keeps its table's bits, a
+    DecomposableLoss's terms among them)."""
+    combined = {}
+    for where in WHERES:
+        total: Optional[np.ndarray] = None
+        for (kind, j), c in additive.items():
+            if kind == where:
+                term = tables[where][j] if c == 1.0 else c * tables[where][j]
+                total = term if total is None else total + term
+        combined[where] = (np.zeros(n + 1) if total is None else total).tolist()
+    return _core.CountLoss.tabulated(combined["draw"], combined["estimate"], combined["cell"])
 
 
 def _sizes_to_check(n: int) -> List[np.ndarray]:
@@ -243,9 +336,10 @@ def _sizes_to_check(n: int) -> List[np.ndarray]:
     return out
 
 
-def _check_equality(compiled: Any, n: int, who: str, tables: Dict[str, List[List[float]]]) -> None:
-    """The loss of an estimate equal to the draw must be 0; and >= 0 between the extremes."""
-    g = {w: [np.asarray(t) for t in ts] for w, ts in tables.items()}
+def _check_equality(compiled: Any, n: int, who: str, tables: Dict[str, List[np.ndarray]], tolerance: float) -> None:
+    """The loss of an estimate equal to the draw must be 0; and >= 0 between the extremes
+    (to within ``tolerance``)."""
+    g = tables
 
     def value(est: np.ndarray, draw: np.ndarray, cells: np.ndarray) -> float:
         return float(compiled.evaluate(
@@ -257,15 +351,16 @@ def _check_equality(compiled: Any, n: int, who: str, tables: Dict[str, List[List
 
     for sizes in _sizes_to_check(n):
         v = value(sizes, sizes, sizes)
-        if not math.isfinite(v) or abs(v) > _NEGATIVE_TOLERANCE:
+        if not math.isfinite(v) or abs(v) > tolerance:
             shown = sizes.tolist() if len(sizes) <= 20 else f"{len(sizes)} clusters"
             raise PluginError(
-                f"{who}: the loss of an estimate equal to the draw is {v!r}, not 0 (cluster sizes {shown}); "
-                "a loss must be 0 when the estimate equals the draw"
+                f"{who}: the loss of an estimate equal to the draw is {v!r}, not 0 (a partition against itself, "
+                f"cluster sizes {shown}); a loss must be 0 when the estimate equals the draw"
             )
     one, singles = np.array([n]), np.ones(n, dtype=np.int64)
     for what, est, draw in (("estimate one cluster, draw all singletons", one, singles),
                             ("estimate all singletons, draw one cluster", singles, one)):
         v = value(est, draw, singles)
-        if not math.isfinite(v) or v < -_NEGATIVE_TOLERANCE:
-            raise PluginError(f"{who}: negative or non-finite loss {v!r} ({what}); a loss must be >= 0")
+        if not math.isfinite(v) or v < -tolerance:
+            kind = "negative" if math.isfinite(v) else "non-finite"
+            raise PluginError(f"{who}: {kind} loss {v!r} ({what}); a loss must be >= 0")

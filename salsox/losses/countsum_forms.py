@@ -1,5 +1,6 @@
-"""Rewrites of a compiled count-sum formula for the engine: the separable form of its zero
-cells (the sparse scores) and square roots taken per factor (see :mod:`salsox.losses.countsum`)."""
+"""Rewrites of a compiled count-sum formula for the engine: its additive form (the tabulated
+engine), the separable form of its zero cells (the sparse scores) and square roots taken per
+factor (see :mod:`salsox.losses.countsum`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from .countsum_formula import Node, _Compiler
+from .countsum_formula import Compiler, Node
 
-__all__ = ["separate", "factor_square_roots", "exact_nonnegative"]
+__all__ = ["additive_form", "separate", "factor_square_roots", "exact_nonnegative"]
 
 _LEAVES = ("const", "n", "cell", "estimate", "draw", "cellzero")
 _Affine = Optional[Tuple[int, Dict[int, int]]]
@@ -32,7 +33,7 @@ def _dependencies(nodes: List[Node]) -> Tuple[List[bool], List[bool], List[bool]
     return est, draw, cell
 
 
-def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
+def separate(compiler: Compiler, result: int) -> List[Tuple[int, int]]:
     """The formula in the cells an item does not meet, as sum(coefficient x atom), or [].
 
     Most cells of an item's row are zero: there every cell sum is the draw's sum without the
@@ -110,6 +111,62 @@ def separate(compiler: "_Compiler", result: int) -> List[Tuple[int, int]]:
     if final is None:
         return []
     return [(final[0], -1)] + [(k, s) for s, k in final[1].items()]
+
+
+# A node as a linear form: (constant term, {sum leaf (kind, index): coefficient}).
+_Linear = Tuple[float, Dict[Tuple[str, int], float]]
+
+
+def _scaled(x: _Linear, factor: float) -> _Linear:
+    return x[0] * factor, {k: c * factor for k, c in x[1].items()}
+
+
+def additive_form(nodes: List[Node], result: int) -> Optional[Dict[Tuple[str, int], float]]:
+    """The formula as ``sum of coefficient x sum`` with constant coefficients, or None.
+
+    Such a formula is a sum over the draw's clusters, the estimate's clusters and the cells of
+    one tabulated function each (the coefficients' combination of the sums' g): the form of
+    Binder, VI and :class:`~salsox.plugins.DecomposableLoss`, which the engine's tabulated
+    losses search. Only ``+ - *``, unary minus and division by a constant qualify; a constant
+    term or ``n`` (which counts the items placed so far while a run places them) does not.
+
+    >>> from salsox.losses.countsum_formula import compile_formula
+    >>> sums = {"A": ("draw", 0), "B": ("estimate", 0), "X": ("cell", 0)}
+    >>> additive_form(*compile_formula("x", "(A + B - 2 * X) / 4", sums, {}))
+    {('draw', 0): 0.25, ('estimate', 0): 0.25, ('cell', 0): -0.5}
+    >>> additive_form(*compile_formula("x", "(A + B - 2 * X) / n", sums, {})) is None
+    True
+    """
+    forms: List[Optional[_Linear]] = []
+    for op, a, b, _, value in nodes:
+        leaf = op in _LEAVES
+        x = forms[a] if not leaf and a >= 0 else None
+        y = forms[b] if not leaf and b >= 0 else None
+        out: Optional[_Linear] = None
+        if op == "const":
+            out = (value, {})
+        elif op in ("draw", "estimate", "cell"):
+            out = (0.0, {(op, a): 1.0})
+        elif x is not None and op == "neg":
+            out = _scaled(x, -1.0)
+        elif x is not None and y is not None:
+            if op in ("add", "sub"):
+                sign = 1.0 if op == "add" else -1.0
+                terms = dict(x[1])
+                for k, c in y[1].items():
+                    terms[k] = terms.get(k, 0.0) + sign * c
+                out = (x[0] + sign * y[0], terms)
+            elif op == "mul" and not x[1]:
+                out = _scaled(y, x[0])
+            elif op == "mul" and not y[1]:
+                out = _scaled(x, y[0])
+            elif op == "div" and not y[1] and y[0] != 0.0:
+                out = _scaled(x, 1.0 / y[0])
+        forms.append(out)
+    final = forms[result]
+    if final is None or final[0] != 0.0 or not any(final[1].values()):
+        return None
+    return {k: c for k, c in final[1].items() if c != 0.0}
 
 
 _EXACT = 2.0**53  # sums of integers below this are exact in float64

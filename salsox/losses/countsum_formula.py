@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-__all__ = ["FUNCTIONS", "Node", "compile_formula"]
+__all__ = ["FUNCTIONS", "Node", "Compiler", "parse_formula", "compile_formula"]
 
 # name: (fewest, most) arguments (None: any number).
 FUNCTIONS: Dict[str, Tuple[int, Optional[int]]] = {
@@ -29,8 +29,13 @@ Node = Tuple[str, int, int, int, float]
 
 
 
-class _Compiler:
-    """Compiles a parsed formula into engine nodes, sharing identical subexpressions."""
+class Compiler:
+    """Compiles a parsed formula into engine nodes, sharing identical subexpressions.
+
+    ``nodes`` holds the nodes in topological order; :meth:`add` (and :meth:`const`) appends a
+    node, or returns the index of an identical one: the rewrites of
+    :mod:`salsox.losses.countsum_forms` extend a compiled formula through them.
+    """
 
     def __init__(self, loss: str, formula: str, sums: Mapping[str, Tuple[str, int]], params: Mapping[str, float]):
         self.loss = loss
@@ -51,6 +56,7 @@ class _Compiler:
         )
 
     def add(self, op: str, a: int = -1, b: int = -1, c: int = -1, value: float = 0.0) -> int:
+        """The index of node (op, a, b, c, value), added unless an identical node exists."""
         key = (op, a, b, c, float(value).hex())
         found = self.index.get(key)
         if found is not None:
@@ -166,12 +172,31 @@ def compile_formula(
     ``sums`` maps each sum name to its kind and index within that kind; ``params`` maps
     parameter names to values (compiled as constants). Raises ValueError naming ``loss`` and
     the place in the formula.
+
+    >>> compile_formula("x", "A - B", {"A": ("draw", 0), "B": ("estimate", 0)}, {})
+    ([('draw', 0, -1, -1, 0.0), ('estimate', 0, -1, -1, 0.0), ('sub', 0, 1, -1, 0.0)], 2)
     """
+    compiler, result = parse_formula(loss, formula, sums, params)
+    return list(compiler.nodes), result
+
+
+def parse_formula(
+    loss: str, formula: str, sums: Mapping[str, Tuple[str, int]], params: Mapping[str, float]
+) -> Tuple[Compiler, int]:
+    """The compiler holding ``formula``'s nodes, and its result node (see :func:`compile_formula`):
+    for the rewrites that add nodes of their own to the formula's."""
     if not isinstance(formula, str) or not formula.strip():
         raise ValueError(f"loss {loss!r}: formula must be a non-empty string")
-    compiler = _Compiler(loss, formula, sums, params)
+    compiler = Compiler(loss, formula, sums, params)
+    too_deep = ValueError(
+        f"loss {loss!r}: the formula is nested too deeply to compile (Python's parser and this "
+        "compiler recurse once per level: a few hundred levels at most); write long sums of terms "
+        "as a sum g over counts, or group them in balanced parentheses"
+    )
     try:
         tree = ast.parse(formula.strip("\n"), mode="eval")
+    except (RecursionError, MemoryError):
+        raise too_deep from None
     except SyntaxError as err:
         col = max(0, (err.offset or 1) - 1)
         line = err.lineno or 1
@@ -179,5 +204,8 @@ def compile_formula(
         fake.lineno, fake.col_offset = line, col
         raise compiler.error(fake, f"syntax error ({err.msg})") from None
     compiler.formula = formula.strip("\n")
-    result = compiler.visit(tree)
-    return compiler.nodes, result
+    try:
+        result = compiler.visit(tree)
+    except RecursionError:
+        raise too_deep from None
+    return compiler, result

@@ -2,8 +2,9 @@
 
 * :class:`DecomposableLoss` -- the loss is a sum of a function of each draw cluster's size,
   of each estimate cluster's size and of each contingency-table cell (the form of Binder and
-  VI). The engine tabulates the three functions once for counts 0..n and then searches at
-  native speed (the count-table route).
+  VI): a :class:`~salsox.plugins.CountSumLoss` with the additive formula
+  ``draw_term + estimate_term + cell_term``. The engine tabulates the three functions once
+  for counts 0..n and then searches at native speed (the tabulated losses).
 * :class:`ContingencyLoss` -- any function of the contingency table between the estimate and a
   draw. The C++ search calls it, batched over draws and candidate moves, through a slower
   generic path (the callback route).
@@ -12,23 +13,19 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Optional
+from typing import Any, Dict, Mapping, Optional, cast
 
 import numpy as np
 
-from .. import _core
 from ..engine import CallbackRoute, Route, table_function
-from ..registry import PluginError, loss_label
-from .base import CountLoss, Loss, _needs_draws
+from ..registry import loss_label
+from .base import Loss, _needs_draws
+from .countsum import CountSumLoss
 
 __all__ = ["DecomposableLoss", "ContingencyLoss"]
 
-# Largest loss a decomposable plugin may reach: sums of it over ~1e18 draws stay finite.
-_MAX_LOSS_BOUND = 1e290
 
-
-
-class DecomposableLoss(CountLoss):
+class DecomposableLoss(CountSumLoss):
     """Base class of losses that decompose over counts, evaluated at native speed.
 
     The loss between a draw with clusters S and an estimate with clusters T of n items is::
@@ -39,9 +36,15 @@ class DecomposableLoss(CountLoss):
     an integer array of counts and of n; each must be 0 at count 0 (empty clusters and cells
     contribute nothing). The loss must be >= 0, and 0 when the partitions are equal.
 
-    The terms are evaluated once per search for counts 0..n and checked: finite, 0 at 0, a
-    partition at zero loss from itself and non-negative losses between the one-cluster and
-    all-singletons partitions. Failures raise :class:`PluginError`.
+    This is a :class:`~salsox.plugins.CountSumLoss` with three sums (``draw_term``,
+    ``estimate_term`` and ``cell_term``, each its method) and the formula
+    ``draw_term + estimate_term + cell_term``, kept as a convenience: a subclass defines its
+    own ``__init__`` and ``params`` (as any :class:`~salsox.losses.Loss`), and does not call
+    ``CountSumLoss.__init__``. The terms are evaluated once per search for counts 0..n and
+    checked as a count sum's are: finite, 0 at 0, zero loss of a few partitions against
+    themselves, not negative between the one-cluster and all-singletons partitions, and small
+    enough not to overflow; every per-draw loss of a reported value (``expected_loss``,
+    :func:`salsox.partition_loss`) must then be >= 0. Failures raise :class:`PluginError`.
 
     Examples
     --------
@@ -62,6 +65,17 @@ class DecomposableLoss(CountLoss):
     array([0, 0, 1, 2])
     """
 
+    sums = {
+        "draw_term": ("draw", "draw_term"),
+        "estimate_term": ("estimate", "estimate_term"),
+        "cell_term": ("cell", "cell_term"),
+    }
+    formula = "draw_term + estimate_term + cell_term"
+
+    def __init__(self) -> None:
+        """Subclasses take their own parameters (see :attr:`params`); the formula is compiled
+        when first used."""
+
     @abc.abstractmethod
     def draw_term(self, counts: np.ndarray, n: int) -> np.ndarray:
         """Contribution of a draw cluster of each size in ``counts``."""
@@ -74,52 +88,25 @@ class DecomposableLoss(CountLoss):
     def cell_term(self, counts: np.ndarray, n: int) -> np.ndarray:
         """Contribution of a contingency-table cell of each count in ``counts``."""
 
-    def _count_loss(self, n: int) -> "_core.CountLoss":
-        who = _loss_label(self)
-        counts = np.arange(n + 1, dtype=np.int64)
-        tables = []
-        for method in ("draw_term", "estimate_term", "cell_term"):
-            try:
-                values = np.asarray(getattr(self, method)(counts, n), dtype=np.float64)
-            except Exception as err:
-                raise PluginError(f"{who}: {method} raised {type(err).__name__}: {err}") from err
-            if values.shape != counts.shape:
-                raise PluginError(f"{who}: {method} returned shape {values.shape}, expected {counts.shape}")
-            if not np.all(np.isfinite(values)):
-                raise PluginError(f"{who}: {method} returned NaN or infinite values")
-            if values[0] != 0.0:
-                raise PluginError(f"{who}: {method}(0) must be 0, got {values[0]!r}")
-            tables.append(values)
-        # Any loss is a sum of at most n terms of each kind: bounded by n * (the three largest
-        # terms). Far below the float range, no sum the engine forms (over draws too) overflows
-        # to inf or NaN.
-        bound = float(n) * sum(float(np.max(np.abs(t))) for t in tables)
-        if not bound <= _MAX_LOSS_BOUND:
-            raise PluginError(
-                f"{who}: terms this large (losses up to {bound:.3g} for n = {n}) overflow; "
-                f"n * (max |draw_term| + max |estimate_term| + max |cell_term|) must be at most {_MAX_LOSS_BOUND:.0e}"
-            )
-        _check_decomposition(who, n, *tables)
-        return _core.CountLoss.tabulated(*(t.tolist() for t in tables))
+    # Parameters, equality and repr as for any Loss (a subclass's params property), not from
+    # a count sum's formula parameters.
+    @property
+    def params(self) -> Dict[str, float]:
+        return {}
 
+    def with_params(self, **values: float) -> "DecomposableLoss":
+        # Rebuilt as type(self)(**params), so a DecomposableLoss.
+        return cast("DecomposableLoss", Loss.with_params(self, **values))
 
-def _check_decomposition(who: str, n: int, g_draw: np.ndarray, g_est: np.ndarray, g_cell: np.ndarray) -> None:
-    """Cheap sanity checks of a decomposable loss on the two extreme partitions."""
-    scale = max(1.0, float(np.max(np.abs(np.concatenate([g_draw, g_est, g_cell])))) * n)
-    tol = 1e-9 * scale
-    same_one = g_draw[n] + g_est[n] + g_cell[n]
-    same_singletons = n * (g_draw[1] + g_est[1] + g_cell[1])
-    for what, value in (("one cluster", same_one), ("all singletons", same_singletons)):
-        if abs(value) > tol:
-            raise PluginError(f"{who}: the loss of {what} against itself is {float(value)!r}, not 0")
-    one_vs_singletons = g_draw[n] + n * g_est[1] + n * g_cell[1]
-    singletons_vs_one = n * g_draw[1] + g_est[n] + n * g_cell[1]
-    for what, value in (
-        ("estimate all singletons, draw one cluster", one_vs_singletons),
-        ("estimate one cluster, draw all singletons", singletons_vs_one),
-    ):
-        if value < -tol:
-            raise PluginError(f"{who}: negative loss {float(value)!r} ({what})")
+    __repr__ = Loss.__repr__
+    __eq__ = Loss.__eq__
+    __hash__ = Loss.__hash__
+
+    def _formula_params(self) -> Mapping[str, float]:
+        return {}  # the formula has none: the terms read the subclass's own attributes
+
+    def _sum_label(self, key: str) -> str:
+        return key  # the method's name: "cell_term raised ..."
 
 
 class ContingencyLoss(Loss):

@@ -8,8 +8,8 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
+from ..engine import check_limit, finite_losses
 from ..io import Draws
-from ..engine import check_limit
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from .estimate import Estimate
@@ -88,7 +88,7 @@ def dlso(
         candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
         from_draws = False
         route.check_losses_memory(len(candidates), int(candidates.max(initial=0)) + 1, jobs, limit)
-    values = route.losses(candidates, jobs)
+    values = finite_losses(route.losses(candidates, jobs), loss)
     best = int(np.argmin(values))
     labels, _ = as_label_matrix(candidates[best], "labels")
     labels = labels[0].astype(np.intp)

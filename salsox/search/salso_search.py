@@ -17,7 +17,7 @@ from .._validation import (
     max_threads,
 )
 from .._cpus import usable_cpus
-from ..engine import Route
+from ..engine import Route, finite_losses
 from ..io import PSM, Draws
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
@@ -358,7 +358,7 @@ def _estimate_from(
     labels = labels[0].astype(np.intp)
     # Split over the draws and the search's threads (the same bits whatever their number).
     jobs = options["n_jobs"] if options["n_jobs"] > 0 else check_n_jobs(None)
-    value = float(route.losses(labels[None, :].astype(np.int32), jobs)[0])
+    value = float(finite_losses(route.losses(labels[None, :].astype(np.int32), jobs), loss)[0])
     best = raw["runs"][raw["best"]]
     info: Dict[str, Any] = {
         "initialization": best["initialization"],

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _core
 from .._validation import as_partial_labels, check_int, check_n_jobs, check_probability, check_seed
 from ..engine import check_limit
-from ..io import Draws, as_draws
+from ..io import Draws, as_draws, refuse_similarity
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
@@ -444,6 +444,7 @@ def chips(
     >>> res.completed.labels                         # completed by SALSO
     array([0, 0, 1, 1, 2])
     """
+    refuse_similarity(draws, "draws", "chips")
     d = as_draws(draws)
     thr = check_probability("threshold", threshold)
     runs = check_int("n_runs", n_runs, minimum=1, maximum=1_000_000)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
 from ..engine import check_limit
-from ..io import Draws, convert_foreign_named
+from ..io import Draws, convert_foreign_named, refuse_similarity
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import partition_loss
 from ..summaries.display import html_block, html_table
@@ -227,6 +227,7 @@ def _check_symmetric(
 def _draws_matrix(draws: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """The draws as canonical label rows, and the item names they carry (or None)."""
     draws, names, _ = convert_foreign_named(draws)
+    refuse_similarity(draws, "draws", "credible_ball")
     if isinstance(draws, Draws):
         return np.stack([draws.draw(h) for h in range(draws.n_draws)]).astype(np.int32), names
     matrix, single = as_label_matrix(draws, "draws")

@@ -1,0 +1,276 @@
+"""The entry point :func:`diagnose`."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from .._validation import check_int, check_n_jobs, check_seed
+from ..io import Draws
+from ..losses import Loss, get_loss
+from ..search import Estimate, salso
+from ..search.salso_search import DEFAULT_MEMORY_LIMIT
+from . import _arviz
+from .chains import split_chains
+from .mapping import check_distance, distances_to, loss_traces
+from .result import Diagnosis
+
+__all__ = ["diagnose"]
+
+
+def _check_threshold(name: str, value: Any, minimum: float) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value) or value <= minimum:
+        raise ValueError(f"{name} must be finite and > {minimum:g}, got {value!r}")
+    return value
+
+
+def _seed_of(seed: int, *path: int) -> int:
+    """A 64-bit seed for one sub-task, from the call's seed and the task's position."""
+    return int(np.random.SeedSequence([seed, *path]).generate_state(1, dtype=np.uint64)[0])
+
+
+def diagnose(
+    draws: Any,
+    *,
+    chains: Any = None,
+    loss: Union[str, Loss] = "VI",
+    distance: str = "VI",
+    n_references: int = 5,
+    n_runs: int = 16,
+    rhat_threshold: float = 1.01,
+    ess_threshold: float = 100.0,
+    seed: Optional[int] = None,
+    n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
+) -> Diagnosis:
+    """Has the sampler converged? Convergence diagnostics for partition-valued MCMC chains.
+
+    Labels mean nothing as numbers, so each draw is mapped to real values, and ArviZ's
+    rank-normalised split R-hat and bulk/tail ESS (Vehtari et al. 2021) are computed on the
+    mapped traces: each draw's distance to a few reference draws (Lanfear, Hua and Warren
+    2016; Duttweiler, Klus, Coull and Thurston, "The Traceplot Thickens") and its number of
+    clusters. Each chain also gets its own SALSO estimate, compared across chains and
+    between the halves of the chain, and the Monte Carlo standard error of the expected
+    loss is taken from the autocorrelated per-draw loss trace.
+
+    Parameters
+    ----------
+    draws : (idata, "z"), xarray DataArray, array (C, N, n), list of (N, n) arrays, or (H, n)
+        The chains: an ArviZ InferenceData with the name of the labels' variable, an xarray
+        object with ``chain``, ``draw`` and one item dimension, a 3-D array, a list with one
+        array (or :class:`Draws`) per chain, or one matrix with ``chains=``. At least two
+        chains, of equal length, of at least 4 draws each.
+    chains : array-like (H,), optional
+        With an (H, n) matrix: each draw's chain id (rows of a chain kept in their order).
+    loss : str or Loss, default "VI"
+        The loss of the per-chain estimates (any loss of :func:`salsox.salso`).
+    distance : {"VI", "NVI", "ID", "NID", "binder"}, default "VI"
+        The distance of the mapping and of the comparisons between chains. ``"VI"`` (bits)
+        uses the engine's WASABI kernel; the others its count tables (``"binder"``: Binder's
+        loss with unit costs, the Rand distance).
+    n_references : int, default 5
+        Reference draws per chain, drawn at random: one mapped trace each, C x n_references
+        in all. References from every chain make the mapping see each chain's region.
+    n_runs : int, default 16
+        SALSO runs of each chain's estimate. The halves' estimates are searched from the chain
+        estimates as warm starts (the chain's own first; min(C, n_runs) runs each).
+    rhat_threshold : float, default 1.01
+        R-hat above it flags a trace.
+    ess_threshold : float, default 100
+        Bulk or tail ESS below this many per chain flags a trace.
+    seed : int, optional
+        The same seed gives the same result for any ``n_jobs``; default a fresh one, in
+        ``info["seed"]``.
+    n_jobs : int, optional
+        Threads of the searches and of the distance computations (default: all cores).
+    memory_limit : int, optional
+        Bytes the searches' tables and the mapped traces may take (default 16 GiB); more is a
+        MemoryError before any work.
+
+    Returns
+    -------
+    Diagnosis
+        ``converged``, ``verdict``, the traces with their ``rhat``, ``ess_bulk`` and
+        ``ess_tail``, the per-chain estimates and the distances between them.
+
+    Notes
+    -----
+    Needs ArviZ (``pip install 'salsox[diagnostics]'``). Every argument is checked before any
+    work. Cost: C searches of N draws and 2C warm-started ones of N/2, plus
+    O(C N n) per reference for the mapping and per estimate for the loss traces (one engine
+    call per estimate and chain; a count-sum formula loss takes one call per draw, slower).
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> draws = example_draws().draws                   # 500 draws of one chain
+    >>> diag = salsox.diagnose(draws, chains=np.repeat([0, 1, 2, 3], 125), seed=1)
+    >>> diag.n_chains, diag.n_draws, diag.trace_names[:2]
+    (4, 125, ['n_clusters', 'VI to ref 0'])
+    >>> bool(diag.rhat[0] < 1.05)
+    True
+    """
+    started = time.perf_counter()
+    az = _arviz.arviz()  # the missing dependency before anything else
+    del az
+    array, item_names, chain_ids = split_chains(draws, chains)
+    c, h, n = array.shape
+    loss = get_loss(loss)
+    distance = check_distance(distance)
+    n_references = check_int("n_references", n_references, minimum=1, maximum=h)
+    n_runs = check_int("n_runs", n_runs, minimum=1, maximum=100_000)
+    rhat_threshold = _check_threshold("rhat_threshold", rhat_threshold, 1.0)
+    ess_threshold = _check_threshold("ess_threshold", ess_threshold, 0.0)
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
+    chain_draws = [Draws(array[k], item_names=item_names) for k in range(c)]
+    halves = [
+        (Draws(array[k, : h // 2], item_names=item_names), Draws(array[k, h // 2 :], item_names=item_names))
+        for k in range(c)
+    ]
+    _check_memory(loss, chain_draws, c, h, n, n_references, jobs, min(n_runs, jobs), limit)
+
+    stages: Dict[str, float] = {}
+    mark = started
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        stages[name] = now - mark
+        mark = now
+
+    lap("setup")
+    # Per-chain estimates, then each half's, warm-started from them (its own chain's first).
+    estimates: List[Estimate] = [
+        salso(chain_draws[k], loss, n_runs=n_runs, n_jobs=jobs, seed=_seed_of(seed, 0, k), memory_limit=limit)
+        for k in range(c)
+    ]
+    labels = np.stack([e.labels for e in estimates]).astype(np.int32)
+    lap("chain_estimates")
+    half_labels = np.empty((c, 2, n), dtype=np.int32)
+    for k in range(c):
+        starts = labels[np.r_[k, np.delete(np.arange(c), k)][: min(c, n_runs)]]
+        for side in (0, 1):
+            part = halves[k][side]
+            cap = max(part.max_clusters, int(starts.max()) + 1)
+            est = salso(
+                part, loss, n_runs=starts.shape[0], initial=starts, max_clusters=cap, n_jobs=jobs,
+                seed=_seed_of(seed, 1, k, side), memory_limit=limit,
+            )
+            half_labels[k, side] = est.labels
+    lap("half_estimates")
+
+    # References: n_references draws of each chain, at distinct positions drawn at random.
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    ref_chain = np.repeat(np.arange(c), n_references)
+    ref_draw = np.concatenate([np.sort(rng.choice(h, size=n_references, replace=False)) for _ in range(c)])
+    references = np.stack([chain_draws[k].draw(int(t)) for k, t in zip(ref_chain, ref_draw)]).astype(np.int32)
+    r = references.shape[0]
+
+    # Mapped traces: (R, C, N) distances to the references, and the number of clusters.
+    dist = np.stack([distances_to(chain_draws[k], references, distance, jobs).T for k in range(c)], axis=1)
+    clusters = np.stack([d.clusters_per_draw for d in chain_draws]).astype(np.float64)
+    traces = np.concatenate([clusters[None], dist])
+    names = ["n_clusters"] + [f"{distance} to ref {i}" for i in range(r)]
+    lap("mapping")
+    rhat = np.array([_arviz.rhat(t) for t in traces])
+    ess_bulk = np.array([_arviz.ess_bulk(t) for t in traces])
+    ess_tail = np.array([_arviz.ess_tail(t) for t in traces])
+    lap("arviz")
+
+    # Expected distance between chains: every draw of chain i against chain j's references
+    # (a reference never paired with itself), averaged with the transposed estimate.
+    pair = np.empty((c, c))
+    for i in range(c):
+        for j in range(c):
+            block = dist[ref_chain == j, i, :]  # (n_references, N)
+            if i == j:
+                mask = np.ones_like(block, dtype=bool)
+                mask[np.arange(n_references), ref_draw[ref_chain == j]] = False
+                pair[i, j] = float(block[mask].mean()) if mask.any() else math.nan
+            else:
+                pair[i, j] = float(block.mean())
+    posterior_distance = (pair + pair.T) / 2
+
+    # Distances between the estimates, and between each chain's halves.
+    estimate_distance = _pairwise(labels, labels, distance, jobs)
+    half_distance = np.array(
+        [_pairwise(half_labels[k, :1], half_labels[k, 1:], distance, jobs)[0, 0] for k in range(c)]
+    )
+
+    # Per-draw loss traces of every chain's estimate against every chain's draws.
+    traced = np.stack([loss_traces(labels, chain_draws[j], loss, jobs) for j in range(c)], axis=1)  # (C, C, N)
+    loss_matrix = traced.mean(axis=2)
+    lap("loss_traces")
+    chain_mcse = np.array([_arviz.mcse_mean(traced[k, k][None, :]) for k in range(c)])
+    pooled = traced.mean(axis=(1, 2))
+    mcse = np.array([_arviz.mcse_mean(traced[k]) for k in range(c)])
+    if np.isnan(pooled).all():  # a PSM-based loss: no per-draw trace
+        chain_mcse[:] = math.nan
+        pooled = np.array([e.expected_loss for e in estimates])  # over own chains only
+        mcse[:] = math.nan
+
+    return Diagnosis(
+        n_chains=c,
+        n_draws=h,
+        n_items=n,
+        chain_ids=chain_ids,
+        loss=loss,
+        distance=distance,
+        chain_estimates=estimates,
+        chain_mcse=chain_mcse,
+        loss_matrix=loss_matrix,
+        expected_loss=pooled,
+        mcse=mcse,
+        loss_traces=traced,
+        estimate_distance=estimate_distance,
+        posterior_distance=posterior_distance,
+        half_estimates=half_labels.astype(np.intp),
+        half_distance=half_distance,
+        reference_draws=references.astype(np.intp),
+        reference_chain=ref_chain,
+        reference_draw=ref_draw,
+        trace_names=names,
+        traces=traces,
+        rhat=rhat,
+        ess_bulk=ess_bulk,
+        ess_tail=ess_tail,
+        rhat_threshold=rhat_threshold,
+        ess_threshold=ess_threshold,
+        info={
+            "seed": seed,
+            "n_runs": n_runs,
+            "n_references": n_references,
+            "seconds": time.perf_counter() - started,
+            "stage_seconds": stages,
+        },
+        chain_draws=chain_draws,
+    )
+
+
+def _pairwise(a: np.ndarray, b: np.ndarray, distance: str, jobs: int) -> np.ndarray:
+    """(len(a), len(b)) distances between label rows."""
+    return distances_to(Draws(a), b, distance, jobs)
+
+
+def _check_memory(
+    loss: Loss, chain_draws: List[Draws], c: int, h: int, n: int, r: int, jobs: int, threads: int, limit: int
+) -> None:
+    """A MemoryError before any work when the searches' tables or the traces exceed the limit."""
+    for d in chain_draws:
+        loss._route(d).check_memory(threads, d.max_clusters, limit)
+    # Traces (references, clusters and loss traces) and one chain's int32 labels at a time.
+    need = 8 * c * h * (c * r + 1 + c) + 4 * h * n
+    if need > limit:
+        raise MemoryError(
+            f"diagnose needs about {need / 2**20:.0f} MiB for the mapped traces ({c} chains x {h} draws x "
+            f"{c * r + 1 + c} traces), more than memory_limit={limit} bytes; lower n_references or raise memory_limit"
+        )
