@@ -58,7 +58,9 @@ def show_config(file: Optional[TextIO] = None) -> None:
     Examples
     --------
     >>> salsox.show_config()  # doctest: +SKIP
-    salsox: 0.1.0
+    salsox: ...
+    cpus_affinity: 2
+    cgroup_quota: None
     ...
     default_n_jobs: 2
     """

@@ -139,8 +139,9 @@ class Countdown {
 };
 
 // body(i, thread) for i = 0..count-1 over up to `threads` threads, no more than the CPUs
-// (loop_threads; dynamic schedule; thread is 0..threads-1, for per-thread scratch). Stops handing out work when `interrupt` says so; the
-// calling thread keeps polling it until every thread is done. The first exception thrown by a
+// (loop_threads; dynamic schedule; thread is 0..threads-1, for per-thread scratch). Stops
+// handing out work when `interrupt` says so; the calling thread keeps polling it until every
+// thread is done. The first exception thrown by a
 // body stops the loop and is rethrown here, after the parallel region (an exception must not
 // leave an OpenMP region: that terminates the process). Returns the threads used.
 template <class Body>
@@ -203,8 +204,7 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
 // loops (a run posts its next loop within microseconds) and then sleep, so the search never
 // runs more threads than it was given. Threads beyond the CPUs would only take turns on them,
 // and a thread spinning for work, or holding a block when it is preempted, stalls the runs
-// still going (a 16-run search on 2 cores took 60 s with 256 threads, against 0.6 s with 2): so
-// at most as many threads as CPUs are awake at once, counting the threads with a run; the
+// still going (docs/performance.md): so at most as many threads as CPUs are awake at once, counting the threads with a run; the
 // others sleep until woken, and a loop is shared, or a sleeper woken, only while a CPU is free.
 // The threads awake are counted over every crew of the process (crews_awake), so searches run
 // at once share the CPUs in the same way.
