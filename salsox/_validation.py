@@ -58,19 +58,21 @@ def max_threads() -> int:
 
 
 def check_n_jobs(n_jobs: Any) -> int:
-    """None or -1: all cores; otherwise a positive number of threads."""
+    """None or -1: the CPUs this process may use (see :mod:`salsox._cpus`); otherwise a
+    positive number of threads."""
     from . import _core
+    from ._cpus import default_threads
 
-    available = max(1, int(_core.max_threads()) if _core.has_openmp() else 1)
-    if n_jobs is None:
-        return available if _core.has_openmp() else 1
-    n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
-    if n_jobs == -1:
-        return available
+    if n_jobs is not None:
+        n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
+    if not _core.has_openmp():
+        return 1
+    if n_jobs is None or n_jobs == -1:
+        return default_threads()
     # Results never depend on n_jobs; absurd thread counts are capped rather than started.
-    return min(n_jobs, max(available, 256)) if _core.has_openmp() else 1
+    return min(n_jobs, max_threads())
 
 
 def check_seed(seed: Any) -> int:
@@ -260,6 +262,15 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
     return out
 
 
+_RELABEL_CHUNK = 2**20  # labels relabelled at once (see relabel_rows)
+
+
+def relabel_bytes(m: int, n: int) -> int:
+    """Bytes :func:`relabel_rows` of an m x n matrix allocates at most: its int32 result and the
+    temporaries of one chunk."""
+    return 4 * m * n + 60 * min(m * n, max(n, _RELABEL_CHUNK))
+
+
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
     """Each row relabelled to 0..q-1 in order of first appearance (vectorised)."""
     # Rows already canonical (restricted growth strings, e.g. from set_partitions) are kept.
@@ -271,6 +282,14 @@ def relabel_rows(arr: np.ndarray) -> np.ndarray:
         out[~canonical] = relabel_rows(arr[~canonical])
         return out
     m, n = arr.shape
+    # Its temporaries take about 60 bytes a label: rows in chunks of about 2**20 labels keep
+    # them to some 60 MiB, whatever the number of rows (the same labels).
+    rows_per_chunk = max(1, _RELABEL_CHUNK // n)
+    if m > rows_per_chunk:
+        out = np.empty((m, n), dtype=np.int32)
+        for lo in range(0, m, rows_per_chunk):
+            out[lo : lo + rows_per_chunk] = relabel_rows(arr[lo : lo + rows_per_chunk])
+        return out
     order = np.argsort(arr, axis=1, kind="stable")
     ordered = np.take_along_axis(arr, order, axis=1)
     start = np.ones((m, n), dtype=bool)

@@ -14,14 +14,14 @@ from .._validation import (
     looks_like_similarity,
     unwrap_estimate,
 )
-from ..engine import finite_losses, psm_matrix
+from ..engine import check_limit, finite_losses, psm_matrix
 from ..io import PSM, Draws, as_draws, convert_foreign, convert_foreign_named
 from ..losses import Loss, get_loss
 from .two_partitions import needs_numpy_route, two_partition_loss
 
 __all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth", "canonicalize_labels"]
 
-def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
+def psm(draws: Any, n_jobs: Optional[int] = None, *, memory_limit: Optional[int] = None) -> np.ndarray:
     """Posterior similarity matrix: the fraction of draws in which items i and j are together.
 
     Parameters
@@ -31,6 +31,9 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
         cluster, else 0), as R's ``psm`` of a single clustering.
     n_jobs : int, optional
         Threads (default: all cores).
+    memory_limit : int, optional
+        Bytes the matrix may take (8 n^2, built in place); more is a MemoryError up front.
+        Default: 8 GiB.
 
     Returns
     -------
@@ -46,7 +49,9 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     draws = unwrap_estimate(draws)
     if not isinstance(draws, Draws) and _ndim(draws) == 1:
         draws = as_integer_array(draws, "draws").reshape(1, -1)
-    return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
+    jobs = check_n_jobs(n_jobs)
+    limit = None if memory_limit is None else check_limit(memory_limit)
+    return psm_matrix(as_draws(draws), jobs, limit)
 
 
 def canonicalize_labels(labels: Any) -> np.ndarray:
@@ -165,7 +170,12 @@ def _looks_like_binary_psm(arr: Any) -> bool:
 
 
 def partition_loss(
-    estimate: Any, truth: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = None
+    estimate: Any,
+    truth: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> Union[float, np.ndarray]:
     """Loss of ``estimate`` against ``truth``.
 
@@ -186,7 +196,11 @@ def partition_loss(
     loss : str or Loss
         See :mod:`salsox.losses`.
     n_jobs : int, optional
-        Threads, used across the M estimates (default: all cores).
+        Threads (default: all cores): across the M estimates, or across the draws of each
+        when there are fewer estimates than threads. Results do not depend on it.
+    memory_limit : int, optional
+        Bytes the evaluation may allocate (its contingency tables, a PSM built from draws);
+        more is a MemoryError up front. Default 16 GiB.
 
     Returns
     -------
@@ -217,7 +231,10 @@ def partition_loss(
     n = t.n_items
     est, single = as_label_matrix(estimate, "estimate", n)
     jobs = check_n_jobs(n_jobs)
-    values = _losses(est, t, loss, jobs)
+    limit = check_limit(memory_limit)
+    route = loss._route(t)
+    route.check_losses_memory(len(est), int(est.max(initial=0)) + 1, jobs, limit)
+    values = finite_losses(route.losses(est, jobs), loss)
     return float(values[0]) if single else values
 
 
