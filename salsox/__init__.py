@@ -42,6 +42,7 @@ from .uncertainty.chips import ChipsResult, chips
 from .uncertainty.wasabi import WasabiResult, evi_contributions, vi_contributions, wasabi
 from .uncertainty.wasabi import elbow as wasabi_elbow
 from .search.tuning import TuneResult, tune
+from ._config import show_config
 from .diagnostics import Diagnosis, diagnose
 from . import plots  # matplotlib itself is imported only when a plot is drawn
 
@@ -95,4 +96,5 @@ __all__ = [
     "ProgressBar",
     "SearchProgress",
     "progress",
+    "show_config",
 ]

@@ -58,19 +58,21 @@ def max_threads() -> int:
 
 
 def check_n_jobs(n_jobs: Any) -> int:
-    """None or -1: all cores; otherwise a positive number of threads."""
+    """None or -1: the CPUs this process may use (see :mod:`salsox._cpus`); otherwise a
+    positive number of threads."""
     from . import _core
+    from ._cpus import default_threads
 
-    available = max(1, int(_core.max_threads()) if _core.has_openmp() else 1)
-    if n_jobs is None:
-        return available if _core.has_openmp() else 1
-    n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
-    if n_jobs == -1:
-        return available
+    if n_jobs is not None:
+        n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
+    if not _core.has_openmp():
+        return 1
+    if n_jobs is None or n_jobs == -1:
+        return default_threads()
     # Results never depend on n_jobs; absurd thread counts are capped rather than started.
-    return min(n_jobs, max(available, 256)) if _core.has_openmp() else 1
+    return min(n_jobs, max_threads())
 
 
 def check_seed(seed: Any) -> int:
@@ -109,10 +111,60 @@ def looks_like_similarity(arr: Any) -> bool:
     )
 
 
-def as_integer_array(x: Any, name: str) -> np.ndarray:
+# Columns that samplers and their readers add beside the labels (Stan's lp__ and the other
+# names ending in "__", posterior's .chain, CODA's and PyMC's iteration counters): never items.
+_BOOKKEEPING = frozenset({"iter", "iteration", "draw", "chain", "sample", ".chain", ".iteration", ".draw", "warmup"})
+
+
+def is_bookkeeping(column: Any) -> bool:
+    """Whether a column name is a sampler's bookkeeping (``iter``, ``chain``, ``lp__``, ...)."""
+    label = column[-1] if isinstance(column, tuple) and column else column
+    text = label.strip().lower() if isinstance(label, str) else ""
+    return text in _BOOKKEEPING or (text.endswith("__") and len(text) > 2)
+
+
+def check_label_frame(x: Any, name: str) -> None:
+    """A pandas DataFrame of labels: every column must hold integer labels. A sampler's
+    bookkeeping column (``iter``, ``chain``, ``lp__``, ...), a string column or a column of
+    non-integral floats is refused naming it, never read as an item."""
+    columns = getattr(x, "columns", None)
+    dtypes = getattr(x, "dtypes", None)
+    if columns is None or dtypes is None or not hasattr(x, "iloc"):
+        return
+    for position, (column, dtype) in enumerate(zip(list(columns), list(dtypes))):
+        shown = repr(column)
+        if is_bookkeeping(column):
+            raise ValueError(
+                f"{name}: column {shown} of the DataFrame is a sampler's bookkeeping column, not an item's "
+                f"cluster labels; select the label columns, e.g. frame.drop(columns=[{shown}]) "
+                "(or pass frame.to_numpy() with item_names= if it truly is an item)"
+            )
+        kind = getattr(dtype, "kind", "O")
+        values = x.iloc[:, position]
+        if kind == "f":
+            v = np.asarray(values, dtype=np.float64)
+            finite = v[np.isfinite(v)]
+            if finite.size < v.size or np.any(finite != np.round(finite)):
+                raise ValueError(
+                    f"{name}: column {shown} of the DataFrame holds non-integral or missing values; "
+                    "every column must hold one item's integer cluster labels"
+                )
+        elif kind not in "biu":
+            sample = [v for v in values.tolist() if not isinstance(v, (int, np.integer)) or isinstance(v, bool)]
+            if sample:
+                raise ValueError(
+                    f"{name}: column {shown} of the DataFrame holds {type(sample[0]).__name__} values "
+                    f"(e.g. {sample[0]!r}), not integer cluster labels"
+                )
+
+
+def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np.ndarray:
     """An integer ndarray from an array-like of labels (or an Estimate), rejecting what is not
-    clearly labels."""
+    clearly labels. ``negative`` says what a negative label means to the caller (``fixed=``'s
+    -1, a free item): uint64 labels beyond int64, which the int64 view would make negative,
+    are then refused rather than reinterpreted."""
     x = unwrap_estimate(x)
+    check_label_frame(x, name)
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of integer labels, got a string")
     try:
@@ -139,6 +191,12 @@ def as_integer_array(x: Any, name: str) -> np.ndarray:
         return arr.astype(np.int32)
     if kind in "iu":
         if arr.dtype == np.uint64:
+            if negative is not None and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+                raise ValueError(
+                    f"{name} contains uint64 labels beyond the int64 range (up to {int(arr.max())}); read as "
+                    f"int64 they would be negative, and {negative}: relabel them, e.g. "
+                    "np.unique(labels, return_inverse=True)[1]"
+                )
             # A bijection onto int64: only label identity matters.
             return arr.view(np.int64) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.int64)
         return arr
@@ -179,7 +237,16 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
     clusters renumbered 0..k-1 in order of first appearance (-1 kept), or None for None."""
     if x is None:
         return None
-    arr = as_integer_array(x, name)
+    try:
+        is_mask = np.asarray(unwrap_estimate(x)).dtype.kind == "b"
+    except (ValueError, TypeError):
+        is_mask = False  # ragged or odd input: as_integer_array says what is wrong
+    if is_mask:  # True/False would silently become two clusters
+        raise ValueError(
+            f"{name} is a boolean mask; it takes labels: -1 for {free} items, a cluster label (>= 0) "
+            f"for the others, e.g. np.where(mask, labels, -1)"
+        )
+    arr = as_integer_array(x, name, negative=f"-1 means {free} items")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of n labels (-1 for {free} items), got {arr.ndim}-D")
     if arr.shape[0] != n:
@@ -195,6 +262,15 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
     return out
 
 
+_RELABEL_CHUNK = 2**20  # labels relabelled at once (see relabel_rows)
+
+
+def relabel_bytes(m: int, n: int) -> int:
+    """Bytes :func:`relabel_rows` of an m x n matrix allocates at most: its int32 result and the
+    temporaries of one chunk."""
+    return 4 * m * n + 60 * min(m * n, max(n, _RELABEL_CHUNK))
+
+
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
     """Each row relabelled to 0..q-1 in order of first appearance (vectorised)."""
     # Rows already canonical (restricted growth strings, e.g. from set_partitions) are kept.
@@ -206,6 +282,14 @@ def relabel_rows(arr: np.ndarray) -> np.ndarray:
         out[~canonical] = relabel_rows(arr[~canonical])
         return out
     m, n = arr.shape
+    # Its temporaries take about 60 bytes a label: rows in chunks of about 2**20 labels keep
+    # them to some 60 MiB, whatever the number of rows (the same labels).
+    rows_per_chunk = max(1, _RELABEL_CHUNK // n)
+    if m > rows_per_chunk:
+        out = np.empty((m, n), dtype=np.int32)
+        for lo in range(0, m, rows_per_chunk):
+            out[lo : lo + rows_per_chunk] = relabel_rows(arr[lo : lo + rows_per_chunk])
+        return out
     order = np.argsort(arr, axis=1, kind="stable")
     ordered = np.take_along_axis(arr, order, axis=1)
     start = np.ones((m, n), dtype=bool)

@@ -158,6 +158,7 @@ def test_no_import_cycles():
 # docs/architecture.md's layers, bottom to top, by top-level module or subpackage of salsox.
 LAYERS = {
     "_core": 0, "_version": 0, "_validation": 0, "_warnings": 0, "hookspecs": 0, "datasets": 0, "progress": 0,
+    "_cpus": 0, "_config": 0,
     "io": 1,
     "registry": 2,
     "engine": 3,

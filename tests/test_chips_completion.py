@@ -64,7 +64,7 @@ def test_completion_options_and_defaults() -> None:
     # max_clusters below the CHIPS clusters: the completion's clear error.
     k = int(r_like.labels.max()) + 1
     assert k >= 2
-    with pytest.raises(ValueError, match="below the number of fixed clusters"):
+    with pytest.raises(ValueError, match=f"max_clusters={k - 1} is below the {k} clusters of the CHIPS sub-partition"):
         salsox.chips(draws, 0.5, n_runs=4, seed=0, max_clusters=k - 1)
 
 

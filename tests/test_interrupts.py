@@ -152,11 +152,24 @@ def test_partition_loss_stops_on_ctrl_c(big_draws: salsox.Draws) -> None:
     _still_usable()
 
 
+def test_one_estimate_partition_loss_stops_on_ctrl_c() -> None:
+    # One estimate against H x n = 1e8 labels: the evaluation is split over the draws (and the
+    # threads), and stops between blocks of draws; it used to run to its end on one thread,
+    # ignoring Ctrl-C. 1,000 estimate clusters make it last seconds.
+    H, n = 10_000, 10_000
+    rng = np.random.default_rng(11)
+    draws = salsox.Draws(rng.integers(0, 40, size=(H, n), dtype=np.int16))
+    estimate = np.arange(n) % 1000
+    call = lambda: salsox.partition_loss(estimate, draws, "VI", n_jobs=2)
+    assert _seconds_to_stop(call, "expected_losses", delay=0.1) < 0.5
+    _still_usable()
+
+
 def test_psm_and_summarize_stop_on_ctrl_c() -> None:
     draws = salsox.Draws(_random_draws(4000, 3000, 4, seed=6))
     labels = np.arange(3000) % 5
-    assert _seconds_to_stop(lambda: salsox.psm(draws, n_jobs=2), "coclustering") < MARGIN
-    assert _seconds_to_stop(lambda: salsox.summarize(labels, draws, "VI", n_jobs=2), "coclustering") < MARGIN
+    assert _seconds_to_stop(lambda: salsox.psm(draws, n_jobs=2), "psm_matrix") < MARGIN
+    assert _seconds_to_stop(lambda: salsox.summarize(labels, draws, "VI", n_jobs=2), "psm_matrix") < MARGIN
     _still_usable()
 
 

@@ -583,7 +583,8 @@ BAD_INITIALIZERS = {
     "raises": (lambda d, k, rng: 1 / 0, "raised ZeroDivisionError"),
     "shape": (lambda d, k, rng: np.zeros(d.shape[1] + 1, int), r"returned shape \(151,\), expected \(150,\)"),
     "matrix": (lambda d, k, rng: d, r"returned shape \(\d+, 150\)"),
-    "floats": (lambda d, k, rng: np.zeros(d.shape[1]), "dtype float64; labels must be integers"),
+    "floats": (lambda d, k, rng: np.full(d.shape[1], 0.5), "returned the label 0.5; float labels must be integral"),
+    "strings": (lambda d, k, rng: np.array(["a"] * d.shape[1]), "returned dtype <U1; labels must be integers"),
     "too-many": (lambda d, k, rng: np.arange(d.shape[1]), "returned 150 clusters, more than max_clusters=4"),
     "none": (lambda d, k, rng: None, r"returned shape \(\)"),
 }

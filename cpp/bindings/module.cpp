@@ -176,6 +176,14 @@ PYBIND11_MODULE(_core, m) {
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1);
 
   m.def(
+      "expected_losses_bytes",
+      [](const CompactDraws& draws, std::int32_t q, std::int64_t M, int n_jobs) {
+        return draws.visit([&](auto v) { return expected_losses_bytes(v, std::max<std::int32_t>(1, q), M, n_jobs); });
+      },
+      "Bytes expected_losses allocates for M estimates of up to q clusters on n_jobs threads.",
+      py::arg("draws"), py::arg("q"), py::arg("M"), py::arg("n_jobs") = 1);
+
+  m.def(
       "pairwise_losses",
       [](const CArray<double>& psm, const std::string& kind, double a, double b,
          const CArray<std::int32_t>& estimates, int n_jobs) {
@@ -210,6 +218,23 @@ PYBIND11_MODULE(_core, m) {
         interrupt.raise_if_stopped();
         return co;
       },
+      py::arg("draws"), py::arg("n_jobs") = 1);
+
+  m.def(
+      "psm_matrix",
+      [](const CompactDraws& draws, int n_jobs) {
+        const std::int64_t n = draws.n();
+        py::array_t<double> psm({n, n});
+        double* out = psm.mutable_data();
+        PythonInterrupt interrupt;
+        {
+          py::gil_scoped_release release;
+          draws.visit([&](auto v) { coclustering(v, out, n_jobs, interrupt.get()); });
+        }
+        interrupt.raise_if_stopped();
+        return psm;
+      },
+      "The posterior similarity matrix (co-clustering counts / H), n x n float64, built in place.",
       py::arg("draws"), py::arg("n_jobs") = 1);
 
   m.def(

@@ -6,7 +6,10 @@ import argparse
 from typing import Any
 
 from .common import (
+    CLIError,
     _add_draws,
+    _apply_params,
+    _param_pair,
     _add_jobs,
     _add_loss,
     _add_one_based,
@@ -19,11 +22,18 @@ from .common import (
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..losses import get_loss
     from ..uncertainty.credible_ball import credible_ball
 
+    if args.labels is not None and args.param:
+        raise CLIError(
+            "--param sets the search's --loss, which --labels skips; set the distance's parameters with "
+            "--distance-param NAME=VALUE"
+        )
+    distance = _apply_params(get_loss(args.distance), args.distance_param, "--distance-param")
     draws = _load_draws(args)
     labels, _ = _estimate_or_labels(args, draws)
-    ball = credible_ball(labels, draws, args.distance, args.level, n_jobs=args.jobs)
+    ball = credible_ball(labels, draws, distance, args.level, n_jobs=args.jobs)
     _write_report(ball, args)
     return 0
 
@@ -42,6 +52,14 @@ def add_parser(sub: Any) -> None:
         "--distance",
         default="VI",
         help="distance between partitions: VI (default), binder, omARI, NVI, ID, NID or a plugin's symmetric loss",
+    )
+    p.add_argument(
+        "--distance-param",
+        type=_param_pair,
+        action="append",
+        metavar="NAME=VALUE",
+        help="set a parameter of the --distance loss (repeatable), e.g. --distance-param lam=0.1 "
+        "(--param sets the search's --loss)",
     )
     p.add_argument("--level", type=_probability, default=0.95, help="posterior probability (default 0.95)")
     _add_loss(p)

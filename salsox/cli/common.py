@@ -99,7 +99,8 @@ def _write_labels(
         return
     if out is not None and out.lower().endswith(".npy"):
         try:
-            np.save(out, values)
+            with open(out, "wb") as fh:  # np.save(name) would add .npy to x.NPY
+                np.save(fh, values)
         except OSError as err:
             raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
         return
@@ -234,14 +235,19 @@ def _resolve_loss(args: argparse.Namespace) -> Any:
         if from_r is None:
             raise ValueError(f"--r-a applies to the binder and VI losses, not to {args.loss!r}")
         loss = from_r(r_a)
+    return _apply_params(loss, getattr(args, "param", None))
+
+
+def _apply_params(loss: Any, pairs: Optional[Sequence[Tuple[str, float]]], flag: str = "--param") -> Any:
+    """``loss`` with every ``flag NAME=VALUE`` of ``pairs`` applied (``Loss.with_params``)."""
     values: Dict[str, float] = {}
-    for name, value in getattr(args, "param", None) or ():
+    for name, value in pairs or ():
         if name in values:
-            raise CLIError(f"--param {name} is given twice")
+            raise CLIError(f"{flag} {name} is given twice")
         values[name] = value
     if not values:
         return loss
-    shown = " ".join(f"--param {k}={v:g}" for k, v in values.items())
+    shown = " ".join(f"{flag} {k}={v:g}" for k, v in values.items())
     try:
         return loss.with_params(**values)
     except ValueError as err:  # an unknown name, or a value the loss refuses: the user's to fix

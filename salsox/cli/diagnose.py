@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, List
 
+from ..io.files import NETCDF_SUFFIXES, read_netcdf_variable
 from .common import (
     CLIError,
     _add_jobs,
@@ -21,37 +22,6 @@ from .common import (
     _MAX_DPI,
 )
 
-_NETCDF = (".nc", ".nc4", ".netcdf", ".h5", ".hdf5", ".cdf")
-
-
-def _read_netcdf_chains(path: str, var: Any) -> Any:
-    """The labels' DataArray (with its chain dimension) of a netCDF / InferenceData file."""
-    from ..io.readers import InputError
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"draws file not found: {path}")
-    try:
-        import xarray as xr
-    except ImportError:
-        raise InputError(f'reading {path} needs xarray: pip install "salsox[xarray]" (and h5netcdf)') from None
-    try:
-        ds = xr.open_dataset(p)
-        if not ds.data_vars:  # an InferenceData file: the groups hold the variables
-            ds.close()
-            ds = xr.open_dataset(p, group="posterior")
-    except (OSError, ValueError) as err:
-        raise InputError(f"cannot read {path} as netCDF: {err}") from None
-    with ds:
-        names = [str(v) for v in ds.data_vars]
-        if var is None:
-            if len(names) != 1:
-                raise InputError(f"{path} holds variables {names}; choose the cluster labels with --var")
-            var = names[0]
-        if var not in names:
-            raise InputError(f"{path} has no variable {var!r}; it holds {names}")
-        return ds[var].load()
-
 
 def _load_chains(args: argparse.Namespace) -> Any:
     """What diagnose() takes: a DataArray with chains (one netCDF file), a list of Draws (one
@@ -61,11 +31,11 @@ def _load_chains(args: argparse.Namespace) -> Any:
     from ..io import read_draws
 
     files: List[str] = args.draws
-    netcdf = [f for f in files if Path(f).suffix.lower() in _NETCDF]
+    netcdf = [f for f in files if Path(f).suffix.lower() in NETCDF_SUFFIXES]
     if len(files) == 1 and netcdf:
         if args.chains is not None:
             raise CLIError("--chains is for a draws matrix; a netCDF file has its own 'chain' dimension")
-        return _read_netcdf_chains(files[0], args.var), None
+        return read_netcdf_variable(files[0], args.var), None
     if files.count("-") > 1:
         raise CLIError("stdin (-) can be read once")
     key = args.var

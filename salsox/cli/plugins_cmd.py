@@ -57,8 +57,29 @@ def _rows() -> List[Dict[str, str]]:
     return rows
 
 
+def _scoring(entry: Dict[str, str]) -> Dict[str, str]:
+    """A usable count-sum loss's scorer and whether it is compiled (``--verbose``)."""
+    from ..plugins import list_plugins
+
+    if entry["tier"] != "count-sum" or entry["status"] != "ok":
+        return {}
+    info = next(e for e in list_plugins() if e.kind == "loss" and e.name == entry["name"] and e.ok)
+    try:
+        loss = info.factory()
+        return dict(loss._scoring())
+    except Exception as err:  # the listing shows the others
+        return {"scorer": f"error ({type(err).__name__}: {err})", "compiled": ""}
+
+
 def run(args: argparse.Namespace) -> int:
     rows = _rows()
+    if getattr(args, "verbose", False):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a failed compile: shown as "no (...)"
+            for r in rows:
+                r.update(_scoring(r))
     if args.json:
         _write(json.dumps(rows), None)
         return 0
@@ -69,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"{r['name']:<{width}}  {r['kind']:<11}  {r['tier']:<{tier}}  {r['status']:<8}  {r['source']}")
         if r["error"]:  # broken or in conflict: why, so the user can fix or uninstall it
             lines.append(f"    error: {' '.join(r['error'].split())}")
+        if r.get("scorer"):
+            lines.append(f"    scorer: {r['scorer']}")
+            lines.append(f"    compiled: {r['compiled']}")
     if not any(r["plugin"] for r in rows):
         lines.append("no plugins installed (see docs/plugins.md)")
     if any(r["tier"] == "count-sum" for r in rows):
@@ -100,4 +124,9 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--json", action="store_true", help="print the listing as a JSON list")
+    p.add_argument(
+        "--verbose", "-v", action="store_true",
+        help="for each count-sum loss, the scorer the engine uses (sparse or dense) and whether its "
+        "formula is compiled (SALSOX_JIT, llvmlite)",
+    )
     p.set_defaults(handler=run)

@@ -17,7 +17,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.out
     if out is not None and out.lower().endswith(".npy"):
         try:
-            np.save(out, matrix)
+            with open(out, "wb") as fh:  # np.save(name) would add .npy to x.NPY
+                np.save(fh, matrix)
         except OSError as err:
             raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
         return 0

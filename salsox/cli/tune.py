@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 from .common import (
+    _apply_params,
+    _param_pair,
     _Spinner,
     _add_draws,
     _add_jobs,
@@ -27,17 +29,24 @@ from .common import (
 def run(args: argparse.Namespace) -> int:
     from ..search.tuning import tune
 
+    from ..losses import get_loss
+
     _check_with_names(args)
+    loss = _apply_params(get_loss(args.loss), args.param)  # a plugin's loss, its other parameters set
     draws = _load_draws(args)
-    with _Spinner(sys.stderr, f"tuning a for {args.clusters} clusters", enabled=_progress_enabled(args)) as spin:
+    # The CLI tunes the cost a by default, a plugin's too (vi-plugin's a); --tune names another.
+    param = args.tune if args.tune is not None else ("a" if "a" in loss.params else None)
+    what = param or "its parameter"
+    with _Spinner(sys.stderr, f"tuning {what} for {args.clusters} clusters", enabled=_progress_enabled(args)) as spin:
         result = tune(
-            draws, args.loss, args.clusters, b=args.b, max_clusters=args.max_clusters, n_runs=args.runs,
-            seed=args.seed, n_jobs=args.jobs,
+            draws, loss, args.clusters, param=param, bounds=args.bounds, b=args.b,
+            max_clusters=args.max_clusters, n_runs=args.runs, seed=args.seed, n_jobs=args.jobs,
         )
-    spin.finish(f"salsox: a = {result.a:.8g} after {len(result.history)} searches")
+    spin.finish(f"salsox: {result.param} = {result.value:.8g} after {len(result.history)} searches")
     if args.json:
         payload = _estimate_dict(result.estimate, args.one_based)
         payload.update(_jsonable({"a": result.a, "b": result.b, "history": result.history, "seed": result.seed}))
+        payload.update(_jsonable({"param": result.param, "value": result.value}))
         _write(json.dumps(payload), args.out)
         return 0
     sys.stderr.write(
@@ -54,10 +63,10 @@ def add_parser(sub: Any) -> None:
     """Add the subcommand to ``sub`` (the parser's subparsers)."""
     p = sub.add_parser(
         "tune",
-        help="find the cost a giving K clusters",
+        help="find the cost a (or a loss's parameter) giving K clusters",
         description=(
-            "Bisect on the cost a (b fixed) of binder or VI until the estimate has --clusters clusters; "
-            "print its labels."
+            "Bisect on the cost a (b fixed) of binder or VI, or on --tune NAME, any parameter of any loss "
+            "(a plugin's too), until the estimate has --clusters clusters; print its labels."
         ),
     )
     _add_draws(p)
@@ -65,9 +74,22 @@ def add_parser(sub: Any) -> None:
         "--clusters", "-k", type=_positive_int("--clusters"), required=True, help="wanted number of clusters"
     )
     p.add_argument(
-        "--loss", choices=("binder", "VI"), default="binder", help="loss whose a is tuned (default binder)"
+        "--loss", default="binder",
+        help="loss whose parameter is tuned (default binder): binder, VI or any loss with a parameter (a plugin's)",
     )
-    p.add_argument("--b", type=float, default=1.0, help="fixed cost b (default 1)")
+    p.add_argument(
+        "--tune", metavar="NAME", default=None,
+        help="the parameter to tune (default: a for binder and VI, else the loss's only parameter)",
+    )
+    p.add_argument(
+        "--param", type=_param_pair, action="append", metavar="NAME=VALUE",
+        help="set another parameter of the loss (repeatable), e.g. --param c=2; it stays fixed",
+    )
+    p.add_argument(
+        "--bounds", type=float, nargs=2, metavar=("LOW", "HIGH"), default=None,
+        help="search the parameter within [LOW, HIGH] (default: from its value, doubling or halving)",
+    )
+    p.add_argument("--b", type=float, default=None, help="fixed cost b of binder / VI (default 1)")
     p.add_argument(
         "--max-clusters",
         type=_positive_int("--max-clusters"),

@@ -5,7 +5,15 @@ n_jobs)``, and what Dask ships (``payload``/``with_payload``). Loss classes pick
 ``Loss._route(truth, engine)``; nothing above this layer branches on the kind of loss.
 """
 
-from .base import PSM_MEMORY_LIMIT, Route, check_square_memory, psm_matrix
+from .base import (
+    DEFAULT_MEMORY_LIMIT,
+    PSM_MEMORY_LIMIT,
+    Route,
+    check_limit,
+    check_square_memory,
+    finite_losses,
+    psm_matrix,
+)
 from .callback import MAX_BATCH_CELLS, CallbackRoute, table_function
 from .counts import CoclusteringRoute, CountsRoute
 from .countsum import CountSumRoute
@@ -21,6 +29,9 @@ __all__ = [
     "PSMRoute",
     "CallbackRoute",
     "check_square_memory",
+    "finite_losses",
     "psm_matrix",
+    "check_limit",
+    "DEFAULT_MEMORY_LIMIT",
     "table_function",
 ]

@@ -56,6 +56,9 @@ class CountsRoute(Route):
         values = np.asarray(_core.expected_losses(d._core, self.count_loss(d.n_items), estimates, n_jobs))
         return values * self.loss_scale
 
+    def losses_bytes(self, n_estimates: int, max_clusters: int, n_jobs: int) -> int:
+        return int(_core.expected_losses_bytes(self._draws()._core, max_clusters, n_estimates, n_jobs))
+
     def payload(self, n_jobs: int) -> Any:
         return self._draws()
 

@@ -29,7 +29,7 @@ import threading
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["jit_mode", "attach_kernel", "kernel_available"]
+__all__ = ["jit_mode", "attach_kernel", "kernel_available", "why_not_compiled"]
 
 # Node shapes (countsum_loss.hpp, CsShape): what a value varies with.
 SCALAR, SLOT, DRAW, FULL = 0, 1, 2, 3
@@ -60,6 +60,18 @@ def kernel_available() -> bool:
     except Exception:  # not installed, or not usable
         return False
     return True
+
+
+def why_not_compiled(compiled: Any) -> str:
+    """Why ``compiled`` (a ``_core.CountSumLoss`` that :func:`attach_kernel` saw) has no
+    machine code: the setting, llvmlite missing, or a formula with no dense part."""
+    if jit_mode() == "off":
+        return "SALSOX_JIT=off"
+    if compiled.program[compiled.result][5] != FULL:
+        return "the formula does not vary with both the draw and the cluster: nothing to compile"
+    if not kernel_available():
+        return 'llvmlite is not installed: pip install "salsox[jit]"'
+    return "llvmlite could not compile it (see the warning)"
 
 
 def _binding() -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core
 from ..io import PSM, Draws
-from .base import Route, psm_matrix
+from .base import Route, psm_bytes, psm_matrix
 
 __all__ = ["PSMRoute"]
 
@@ -40,7 +40,7 @@ class PSMRoute(Route):
     def memory_bytes(self, threads: int, max_clusters: int) -> int:
         n = self._n()
         # The float64 n x n matrix built from draws, and each thread's state.
-        square = 0 if isinstance(self.truth, PSM) else 8 * n * n
+        square = 0 if isinstance(self.truth, PSM) else psm_bytes(n)
         return square + threads * (20 * n + 24 * max_clusters + 64)
 
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
@@ -66,6 +66,11 @@ class PSMRoute(Route):
     def search(self, options: Dict[str, Any]) -> Dict[str, Any]:
         matrix = self.payload(options.get("n_jobs", 1))
         return _core.salso_psm(matrix, self.kind, self.a, self.b, **options)
+
+    def losses_bytes(self, n_estimates: int, max_clusters: int, n_jobs: int) -> int:
+        n = self._n() if self.matrix is None else self.matrix.shape[0]
+        square = 0 if self.matrix is not None or isinstance(self.truth, PSM) else psm_bytes(n)
+        return square + max(1, min(n_jobs, n_estimates)) * (20 * n + 24 * max_clusters + 64)
 
     def losses(self, estimates: np.ndarray, n_jobs: int) -> np.ndarray:
         matrix = self.payload(n_jobs)

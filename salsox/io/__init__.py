@@ -6,13 +6,14 @@ Layer 1: imports only the compiled core and :mod:`salsox._validation`.
 
 from .draws import Draws, as_draws
 from .foreign import convert_foreign, convert_foreign_named, from_arviz, from_xarray, item_names_of
-from .psm import PSM
+from .psm import PSM, refuse_similarity
 from .files import read_draws
 
 __all__ = [
     "Draws",
     "as_draws",
     "PSM",
+    "refuse_similarity",
     "convert_foreign",
     "convert_foreign_named",
     "from_arviz",

@@ -181,13 +181,21 @@ def check_item_names(names: Any, n: int) -> Optional[np.ndarray]:
     if isinstance(names, str):
         raise TypeError("item_names must be a sequence of n names, not a single string")
     try:
-        arr = np.array(list(names), dtype=object)
+        values = list(names)
     except TypeError:
         raise TypeError(f"item_names must be a sequence of n names, got {type(names).__name__}") from None
+    if any(isinstance(v, tuple) for v in values):
+        arr = np.empty(len(values), dtype=object)  # MultiIndex columns: one tuple per item
+        arr[:] = values
+    else:
+        arr = np.array(values, dtype=object)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"item_names must hold one name per item ({n}), got shape {arr.shape}")
-    # Plain Python values (numpy scalars print as np.str_('a') in reprs and JSON chokes on them).
-    arr = np.array([v.item() if isinstance(v, np.generic) else v for v in arr], dtype=object)
+    # Plain Python values (numpy scalars print as np.str_('a') in reprs and JSON chokes on them);
+    # filled element by element, so that tuples (MultiIndex columns) stay one name each.
+    plain = [v.item() if isinstance(v, np.generic) else v for v in arr]
+    arr = np.empty(len(plain), dtype=object)
+    arr[:] = plain
     arr.setflags(write=False)
     return arr
 

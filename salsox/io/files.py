@@ -14,11 +14,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._validation import looks_like_similarity
 from .draws import Draws
 from .foreign import convert_foreign_named
 from .readers import HEADER_CHOICES, InputError, read_matrix_named
 
-__all__ = ["read_draws", "NETCDF_SUFFIXES"]
+__all__ = ["read_draws", "read_netcdf_variable", "NETCDF_SUFFIXES"]
 
 # Extensions read as netCDF (InferenceData.to_netcdf writes .nc).
 NETCDF_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".h5", ".hdf5")
@@ -79,7 +80,13 @@ def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") ->
     if suffix in NETCDF_SUFFIXES:
         matrix, names, dim = _read_netcdf(shown, var)
     else:
-        matrix, text_names = read_matrix_named(shown, "draws", var, header)
+        try:
+            matrix, text_names = read_matrix_named(shown, "draws", var, header)
+        except InputError as err:
+            if "non-integral" not in str(err) or shown == "-":
+                raise
+            _refuse_similarity_file(shown, var, header)  # says so when it is one
+            raise
         names, dim = text_names, None
     if matrix.ndim != 2:
         raise InputError(f"draws must be a 2-D matrix (draws x items), got a {matrix.ndim}-D array from {shown}")
@@ -97,6 +104,7 @@ def _check_labels(matrix: np.ndarray, path: str) -> None:
     bad = ~np.isfinite(matrix) | (matrix != np.round(matrix))
     if not bad.any():
         return
+    _refuse_similarity(matrix, path)
     h, i = (int(v) for v in np.argwhere(bad)[0])
     value = matrix[h, i]
     what = "a missing value (NaN)" if np.isnan(value) else (
@@ -107,9 +115,30 @@ def _check_labels(matrix: np.ndarray, path: str) -> None:
     )
 
 
-def _read_netcdf(path: str, var: Optional[str]) -> Any:
-    """(matrix, item names, item dimension) from a netCDF file: a Dataset, or an
-    InferenceData's posterior group."""
+def _refuse_similarity(matrix: np.ndarray, path: str) -> None:
+    """A similarity matrix given as draws: an error saying what it is."""
+    if looks_like_similarity(matrix):
+        raise InputError(
+            f"{path} holds a similarity matrix (square, symmetric, entries in [0, 1], ones on the diagonal), "
+            "not draws: give the H x n draws of cluster labels (in Python, salsox.PSM(matrix) works with "
+            "'binder', 'VI.lb' and 'omARI.approx')"
+        )
+
+
+def _refuse_similarity_file(path: str, var: Optional[str], header: str) -> None:
+    """A text file whose values are not labels: read it again as numbers, and say so when it is
+    a similarity matrix (any other reading error keeps the first message)."""
+    try:
+        matrix, _ = read_matrix_named(path, "data", var, header)
+    except InputError:
+        return
+    _refuse_similarity(np.asarray(matrix, dtype=np.float64), path)
+
+
+def read_netcdf_variable(path: str, var: Optional[str]) -> Any:
+    """The labels' DataArray, loaded, from a netCDF file: a Dataset, or an InferenceData's
+    posterior group (its ``chain`` dimension kept). ``var`` names the variable; ``None`` takes
+    the only one."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"draws file not found: {path}")
@@ -136,8 +165,15 @@ def _read_netcdf(path: str, var: Optional[str]) -> Any:
             var = names[0]
         if var not in names:
             raise InputError(f"{path} has no variable {var!r}; it holds {names}")
-        try:
-            matrix, item_names, dim = convert_foreign_named(ds[var].load())
-        except (ValueError, KeyError, TypeError) as err:
-            raise InputError(f"{path}: variable {var!r}: {err}") from None
+        return ds[var].load()
+
+
+def _read_netcdf(path: str, var: Optional[str]) -> Any:
+    """(matrix, item names, item dimension) from a netCDF file: a Dataset, or an
+    InferenceData's posterior group."""
+    labels = read_netcdf_variable(path, var)
+    try:
+        matrix, item_names, dim = convert_foreign_named(labels)
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(f"{path}: variable {labels.name!r}: {err}") from None
     return np.asarray(matrix), item_names, dim

@@ -6,10 +6,11 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._validation import looks_like_similarity
 from .draws import check_item_names
 from .foreign import item_names_of
 
-__all__ = ["PSM"]
+__all__ = ["PSM", "refuse_similarity"]
 
 
 class PSM:
@@ -65,3 +66,23 @@ class PSM:
 
     def __repr__(self) -> str:
         return f"PSM(n_items={self.n_items})"
+
+
+def refuse_similarity(x: Any, name: str, who: str) -> None:
+    """A :class:`PSM`, or a bare similarity matrix (R salso's test, as ``salso`` applies it),
+    given where ``who`` needs the draws: a ValueError saying so, not "non-integral values"."""
+    if not isinstance(x, (PSM, np.ndarray)) and (isinstance(x, list) or hasattr(x, "iloc")):
+        try:  # nested lists, a DataFrame
+            x = np.asarray(x)
+        except (ValueError, TypeError):
+            return
+    if isinstance(x, PSM):
+        found = "a salsox.PSM"
+    elif looks_like_similarity(x):
+        found = "a similarity matrix (square, symmetric, entries in [0, 1], ones on the diagonal)"
+    else:
+        return
+    raise ValueError(
+        f"{name} is {found}, but {who} needs the H x n draws themselves, which a similarity matrix does "
+        "not determine"
+    )

@@ -14,6 +14,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from .._validation import is_bookkeeping
+
 __all__ = ["InputError", "read_matrix", "read_matrix_named", "read_labels", "escape_controls", "shown"]
 
 # Draws file extensions read as text; anything else that is not .npy/.npz is tried as text too.
@@ -81,7 +83,7 @@ def read_matrix_named(
         size = p.stat().st_size
     except OSError as err:
         raise InputError(f"cannot read {what} file {path}: {err.strerror or err}") from None
-    if size == 0:
+    if size == 0 and p.is_file():  # a pipe or /dev/stdin has no size until read
         raise InputError(f"{what} file is empty: {path}")
     suffix = p.suffix.lower()
     try:
@@ -100,16 +102,25 @@ def read_matrix_named(
             return _numeric(arr, path, what), None
         if suffix == ".npz":
             return _read_npz(p, path, what, key), None
-        try:
-            text = p.read_text(encoding="utf-8-sig")  # -sig: a byte-order mark is dropped
-        except UnicodeDecodeError:
-            raise InputError(
-                f"{path} is not a text file; {what} must be .npy, .npz, .csv or .txt"
-            ) from None
+        text = _decode(p.read_bytes(), path, what)
     except PermissionError:
         raise InputError(f"permission denied reading {what} file: {path}") from None
     delimiter = "\t" if suffix == ".tsv" else ("," if suffix == ".csv" else None)
     return _parse_text(text, path, what, delimiter, header)
+
+
+def _decode(raw: bytes, path: str, what: str) -> str:
+    """A text file's contents: UTF-8 (a byte-order mark dropped), else latin-1 (as older R
+    and Excel on Windows write names such as "caf\xe9"), with a note on stderr; a file with
+    NUL bytes is binary."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    if b"\x00" in raw:
+        raise InputError(f"{path} is not a text file; {what} must be .npy, .npz, .csv or .txt")
+    sys.stderr.write(f"salsox: note: {_shown(path)} is not UTF-8; read as latin-1 (ISO-8859-1)\n")
+    return raw.decode("latin-1")
 
 
 def _read_npz(p: Path, path: str, what: str, key: Optional[str]) -> np.ndarray:
@@ -154,9 +165,78 @@ _MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "nil", "missing", 
 _HEADER_CHOICES = ("auto", "yes", "no")
 
 
+def _tokens(line: str, delimiter: Optional[str]) -> List[Tuple[str, bool]]:
+    """The fields of ``line`` and whether each was double-quoted. A quoted field may hold the
+    delimiter, and ``""`` stands for one quote (RFC 4180, as R's ``write.csv``, pandas and
+    ``--with-names`` write names); unquoted fields are stripped of spaces and single quotes."""
+    if delimiter is None:
+        return [(f.strip('"').strip("'"), len(f) >= 2 and f[0] == f[-1] == '"') for f in line.split()]
+    if '"' not in line:  # the common case, numbers only: no quoting to undo
+        return [(f.strip().strip("'"), False) for f in line.split(delimiter)]
+    if _whole_quotes(line, delimiter):
+        # Whole fields quoted, nothing inside them to undo (R's quoted row names and names).
+        return [(f.strip()[1:-1], True) if '"' in f else (f.strip().strip("'"), False) for f in line.split(delimiter)]
+    out: List[Tuple[str, bool]] = []
+    i, size = 0, len(line)
+    while True:
+        while i < size and line[i] in " \t" and line[i] != delimiter:
+            i += 1
+        if i < size and line[i] == '"':
+            j, chars = i + 1, []
+            while j < size:
+                if line[j] == '"':
+                    if j + 1 < size and line[j + 1] == '"':
+                        chars.append('"')
+                        j += 2
+                        continue
+                    break
+                chars.append(line[j])
+                j += 1
+            if j < size:  # the closing quote: the field ends at the next delimiter
+                end = line.find(delimiter, j + 1)
+                rest = line[j + 1:] if end < 0 else line[j + 1:end]
+                if not rest.strip():
+                    out.append(("".join(chars), True))
+                    if end < 0:
+                        return out
+                    i = end + 1
+                    continue
+            # No closing quote, or text after it: not a quoted field, read as written.
+        end = line.find(delimiter, i)
+        field = line[i:] if end < 0 else line[i:end]
+        out.append((field.strip().strip('"').strip("'"), False))
+        if end < 0:
+            return out
+        i = end + 1
+
+
+def _whole_quotes(line: str, delimiter: str) -> bool:
+    """Whether every quote of ``line`` opens or closes a whole field with no quote or delimiter
+    inside (R's quoted row names and names): then splitting on the delimiter is exact. Costs
+    a few steps per quote, not per field."""
+    segments = line.split('"')
+    last = len(segments) - 1
+    if last % 2:
+        return False  # an odd number of quotes
+    for k in range(1, last, 2):  # inside quotes
+        if delimiter in segments[k]:
+            return False
+    for k in range(0, last + 1, 2):  # between quoted fields: blanks and delimiters only at the ends
+        text = segments[k]
+        if k > 0 and not (text.lstrip(" \t").startswith(delimiter) or (k == last and not text.strip(" \t"))):
+            return False
+        if k < last and not (text.rstrip(" \t").endswith(delimiter) or (k == 0 and not text.strip(" \t"))):
+            return False
+    return True
+
+
 def _split(line: str, delimiter: Optional[str]) -> List[str]:
-    parts = line.split(delimiter) if delimiter else line.split()
-    return [f.strip().strip('"').strip("'") for f in parts]
+    if delimiter is not None:  # _tokens' fast paths without the flags (every data line comes here)
+        if '"' not in line:
+            return [f.strip().strip("'") for f in line.split(delimiter)]
+        if _whole_quotes(line, delimiter):
+            return [f.strip().strip('"').strip("'") for f in line.split(delimiter)]
+    return [field for field, _ in _tokens(line, delimiter)]
 
 
 def _is_name(field: str) -> bool:
@@ -179,8 +259,7 @@ def _header_kind(fields: List[str]) -> Optional[str]:
 
 def _is_quoted(line: str, delimiter: Optional[str]) -> List[bool]:
     """Which fields of ``line`` are enclosed in double quotes (R quotes names, not numbers)."""
-    parts = [f.strip() for f in (line.split(delimiter) if delimiter else line.split())]
-    return [len(f) >= 2 and f[0] == f[-1] == '"' for f in parts]
+    return [quoted for _, quoted in _tokens(line, delimiter)]
 
 
 def _parse_text(
@@ -198,6 +277,7 @@ def _parse_text(
     if delimiter is None:
         first = rows[0][1]
         delimiter = "," if "," in first else ("\t" if "\t" in first else None)
+    rows = _drop_trailing_delimiters(rows, delimiter)
     first_fields = _split(rows[0][1], delimiter)
     kind = _header_kind(first_fields)
     if header == "yes":
@@ -227,7 +307,15 @@ def _parse_text(
         if len(rows) == 1:
             raise InputError(f"{path}: only a header line (line {rows[0][0]}), no {what}")
         drop_first_column = first_fields[0] == "" and len(first_fields) > 1  # a row-name column
+        if what == "labels" and [f.lower() for f in first_fields] == ["item", "label"]:
+            drop_first_column = True  # --with-names output: item names, then their labels
         names = first_fields[1:] if drop_first_column else first_fields
+        for column in names if what == "draws" else ():
+            if is_bookkeeping(column):  # Stan's and CODA's CSV columns beside the labels
+                raise InputError(
+                    f"{path}: column {column!r} (line {rows[0][0]}) is a sampler's bookkeeping column, not an "
+                    "item's cluster labels; keep only the label columns"
+                )
         second = rows[1][1]
         if not drop_first_column and len(_split(second, delimiter)) == len(first_fields) + 1:
             # R's write.table: a header of n names above lines of a quoted row name and n values
@@ -263,6 +351,24 @@ def _parse_text(
     return matrix, names
 
 
+def _drop_trailing_delimiters(rows: List[Tuple[int, str]], delimiter: Optional[str]) -> List[Tuple[int, str]]:
+    """Lines ending in the delimiter (an empty last field, as some spreadsheets and loops
+    write) lose it when every line ends so; a header line of names alone may too."""
+    if delimiter is None:  # split on runs of whitespace: no empty fields
+        return rows
+    ends = [line.rstrip(" \r").endswith(delimiter) for _, line in rows]
+    if all(ends):
+        return [(number, line.rstrip(" \r")[: -len(delimiter)]) for number, line in rows]
+    if ends[0] and len(rows) > 1 and not any(ends[1:]):
+        head = _split(rows[0][1], delimiter)[:-1]
+        if len(head) != len(_split(rows[1][1], delimiter)):
+            return rows  # the empty field is a column of its own
+        names = head[1:] if head and head[0] == "" else head
+        if names and all(_is_name(f) for f in names):
+            return [(rows[0][0], rows[0][1].rstrip(" \r")[: -len(delimiter)])] + rows[1:]
+    return rows
+
+
 def _parse_row(fields: List[str], path: str, number: int, integers: bool, first: int = 1) -> np.ndarray:
     """One data line as numbers; an error naming the line and field otherwise (``first`` is
     the number of the first field given: 2 after a dropped column of row names)."""
@@ -273,6 +379,11 @@ def _parse_row(fields: List[str], path: str, number: int, integers: bool, first:
     for j, f in enumerate(fields, start=first):
         if not _is_number(f):
             hint = " (a missing value)" if f.lower() in _MISSING else ""
+            if ";" in f:
+                hint = (
+                    " (semicolons separate the fields, as R's write.csv2 writes: write the file with "
+                    "write.csv, or replace the semicolons by commas)"
+                )
             raise InputError(f"{path}: line {number}, field {j}: {f!r} is not a number{hint}")
     row = np.array(fields, dtype=np.float64)
     if integers:
@@ -289,7 +400,8 @@ def _parse_row(fields: List[str], path: str, number: int, integers: bool, first:
 
 
 def read_labels(path: str, key: Optional[str] = None, *, several: bool = False) -> np.ndarray:
-    """One partition (a row or a column of labels), or several rows when ``several``."""
+    """One partition (a row or a column of labels), or several rows when ``several``. A text
+    file with the header ``item,label`` (``--with-names`` output) gives its label column."""
     arr = read_matrix(path, "labels", key)
     if arr.ndim == 1:
         return arr

@@ -73,6 +73,26 @@ class Loss(abc.ABC):  # noqa: B024
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
 
+    def describe(self) -> str:
+        """What the loss is and how the engine computes it, one ``key: value`` per line.
+
+        For a :class:`~salsox.plugins.CountSumLoss`, also which scorer the engine uses
+        (``sparse``: only an item's nonzero cells, through the formula's separable form;
+        ``dense``: every draw x candidate cluster) and whether the formula is compiled to
+        machine code (llvmlite, ``SALSOX_JIT``), as a search here would get them.
+
+        Examples
+        --------
+        >>> print(salsox.VI().describe())
+        loss: VI(a=1.0, b=1.0)
+        class: salsox.losses.builtin.VI
+        """
+        return "\n".join(f"{key}: {value}" for key, value in self._description().items())
+
+    def _description(self) -> Dict[str, str]:
+        cls = type(self)
+        return {"loss": repr(self), "class": f"{cls.__module__}.{cls.__qualname__}"}
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Loss) and type(self) is type(other) and self.params == other.params
 

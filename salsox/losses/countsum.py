@@ -41,7 +41,7 @@ from .. import _core
 from ..engine import CountSumRoute, Route
 from ..engine.countsum import NEGATIVE_TOLERANCE as _NEGATIVE_TOLERANCE
 from ..engine.countsum import CompiledCountSum
-from ..engine.countsum_jit import attach_kernel
+from ..engine.countsum_jit import attach_kernel, why_not_compiled
 from ..registry import PluginError, loss_label
 from .base import CountLoss, _check_engine, _needs_draws
 from .countsum_forms import additive_form, exact_nonnegative, factor_square_roots, separate
@@ -225,6 +225,32 @@ class CountSumLoss(CountLoss):
 
     def __hash__(self) -> int:
         return hash(self._identity())
+
+    def _description(self) -> Dict[str, str]:
+        out = super()._description()
+        out["formula"] = self.formula
+        out.update(self._scoring())
+        return out
+
+    def _scoring(self) -> Dict[str, str]:
+        """The scorer the engine picks here and whether the formula is compiled (what a search
+        gets: the engine form for a few items; neither choice depends on n)."""
+        built = self._compile(8)
+        if built.tabulated is not None:  # an additive formula: the search runs its tables
+            return {
+                "scorer": "tabulated (the formula is additive: run as a DecomposableLoss's count tables)",
+                "compiled": "no (tabulated: nothing to compile)",
+            }
+        compiled = built.formula
+        if compiled.dense_kernel:  # the engine then scores densely, separable or not (faster)
+            scorer = "dense (every draw x candidate cluster, in compiled code)"
+            if compiled.sparse:
+                scorer += "; the separable form is not used: compiled dense scores are faster"
+            return {"scorer": scorer, "compiled": "yes (machine code, llvmlite)"}
+        scorer = "sparse (only an item's nonzero cells; the formula is separable)" if compiled.sparse else (
+            "dense (every draw x candidate cluster)"
+        )
+        return {"scorer": scorer, "compiled": f"no ({why_not_compiled(compiled)})"}
 
     def _tables(self, n: int, who: str) -> Dict[str, List[np.ndarray]]:
         """Each sum's g tabulated for counts 0..n, by kind; the one validation of g."""

@@ -188,8 +188,15 @@ def parse_formula(
     if not isinstance(formula, str) or not formula.strip():
         raise ValueError(f"loss {loss!r}: formula must be a non-empty string")
     compiler = Compiler(loss, formula, sums, params)
+    too_deep = ValueError(
+        f"loss {loss!r}: the formula is nested too deeply to compile (Python's parser and this "
+        "compiler recurse once per level: a few hundred levels at most); write long sums of terms "
+        "as a sum g over counts, or group them in balanced parentheses"
+    )
     try:
         tree = ast.parse(formula.strip("\n"), mode="eval")
+    except (RecursionError, MemoryError):
+        raise too_deep from None
     except SyntaxError as err:
         col = max(0, (err.offset or 1) - 1)
         line = err.lineno or 1
@@ -197,5 +204,8 @@ def parse_formula(
         fake.lineno, fake.col_offset = line, col
         raise compiler.error(fake, f"syntax error ({err.msg})") from None
     compiler.formula = formula.strip("\n")
-    result = compiler.visit(tree)
+    try:
+        result = compiler.visit(tree)
+    except RecursionError:
+        raise too_deep from None
     return compiler, result

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+import re
+from typing import Any, Dict, Optional, Union
 
-from ..registry import registry
+from ..registry import PluginError, registry
 from .base import Loss
 from .builtin import BUILTIN_LOSSES, _Costs
 from .countsum import CountSumLoss
@@ -18,10 +19,14 @@ TIERS = ("built-in", "tabulated", "count-sum", "general")
 LossLike = Union[str, Loss]
 
 
-def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None) -> Loss:
+def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None, **params: float) -> Loss:
     """Resolve ``loss`` (a name or a :class:`Loss`) to a :class:`Loss` instance.
 
-    ``a`` and ``b`` apply to names of losses with costs (``"binder"``, ``"VI"``).
+    ``a`` and ``b`` apply to names of losses with costs (``"binder"``, ``"VI"``, a plugin's);
+    any other keyword sets a parameter of a plugin's loss by name, as
+    :meth:`~salsox.losses.Loss.with_params` does (an unknown name is a ValueError listing the
+    loss's parameters). A plugin's loss whose construction fails raises a
+    :class:`~salsox.plugins.PluginError` naming the plugin.
 
     Examples
     --------
@@ -31,27 +36,63 @@ def get_loss(loss: Any, *, a: Optional[float] = None, b: Optional[float] = None)
     Binder(a=3.0, b=1.0)
     """
     if isinstance(loss, Loss):
-        if a is not None or b is not None:
-            raise ValueError("a and b can only be given with a loss name, not a Loss instance")
+        if a is not None or b is not None or params:
+            raise ValueError("a, b and parameters can only be given with a loss name, not a Loss instance")
         return loss
     if isinstance(loss, type) and issubclass(loss, Loss):
-        return get_loss(loss.name, a=a, b=b) if loss.name.lower() in BUILTIN_LOSSES else loss()
+        if loss.name.lower() in BUILTIN_LOSSES:
+            return get_loss(loss.name, a=a, b=b, **params)
+        return _with_params(loss(), a, b, params)
     if not isinstance(loss, str):
         raise TypeError(f"loss must be a loss name or a salsox.losses.Loss, got {type(loss).__name__}")
     cls = BUILTIN_LOSSES.get(loss.lower())
     if cls is None:
         plugin = registry().find_loss(loss)
         if plugin is not None:
-            if a is not None or b is not None:
-                return plugin.factory(**{k: v for k, v in (("a", a), ("b", b)) if v is not None})
-            return plugin.factory()
+            try:
+                made = plugin.factory()
+            except PluginError:
+                raise
+            except Exception as err:  # the plugin's constructor: its error, said to be the plugin's
+                where = "" if plugin.source == "runtime" else f" (from {plugin.source})"
+                raise PluginError(
+                    f"loss {plugin.name!r} of plugin {plugin.plugin!r} raised {type(err).__name__}: {err} "
+                    f"(in its constructor){where}"
+                ) from err
+            return _with_params(made, a, b, params)
         known = ", ".join(sorted({c.name for c in BUILTIN_LOSSES.values()} | set(registry().loss_names())))
-        raise ValueError(f"unknown loss {loss!r}; choose one of: {known}")
+        raise ValueError(f"unknown loss {loss!r}; choose one of: {known}{_r_call_hint(loss)}")
+    if params:
+        raise ValueError(
+            f"loss {cls.name!r} has no parameter {', '.join(repr(k) for k in sorted(params))} "
+            f"(its parameters: {'a, b' if issubclass(cls, _Costs) else 'none'})"
+        )
     if issubclass(cls, _Costs):
         return cls(a=1.0 if a is None else a, b=1.0 if b is None else b)
     if a is not None or b is not None:
         raise ValueError(f"loss {cls.name!r} has no costs a and b")
     return cls()
+
+
+def _with_params(loss: Loss, a: Optional[float], b: Optional[float], params: Dict[str, float]) -> Loss:
+    """A plugin's ``loss`` with ``a``, ``b`` and ``params`` set (Loss.with_params)."""
+    values = {**{k: v for k, v in (("a", a), ("b", b)) if v is not None}, **params}
+    return loss.with_params(**values) if values else loss
+
+
+def _r_call_hint(text: str) -> str:
+    """For R's spelling of a loss with its argument, ``"binder(a=1.5)"``: the salsox call."""
+    match = re.fullmatch(r"\s*(binder|vi)\s*\((.*)\)\s*", text, flags=re.IGNORECASE)
+    if match is None:
+        return ""
+    cls = "Binder" if match.group(1).lower() == "binder" else "VI"
+    inner = match.group(2).strip()
+    argument = inner.split("=", 1)[1].strip() if inner.lower().startswith("a") and "=" in inner else inner
+    return (
+        f". A loss name takes no arguments: R's {text.strip()} is salsox.{cls}.from_r({argument or 'a'}) "
+        f"(R's a in (0, 2); costs a and 2 - a), or salsox.{cls}(a=..., b=...) for the costs "
+        "(--r-a on the command line)"
+    )
 
 
 def loss_tier(loss: Any) -> str:

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
 from .._validation import (
     as_integer_array,
     as_label_matrix,
+    check_label_frame,
     check_n_jobs,
     looks_like_similarity,
     unwrap_estimate,
 )
-from ..engine import psm_matrix
+from ..engine import check_limit, finite_losses, psm_matrix
 from ..io import PSM, Draws, as_draws, convert_foreign, convert_foreign_named
 from ..losses import Loss, get_loss
+from .two_partitions import needs_numpy_route, two_partition_loss
 
 __all__ = ["PSM", "psm", "partition_loss", "RI", "ARI", "as_truth", "canonicalize_labels"]
 
-def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
+def psm(draws: Any, n_jobs: Optional[int] = None, *, memory_limit: Optional[int] = None) -> np.ndarray:
     """Posterior similarity matrix: the fraction of draws in which items i and j are together.
 
     Parameters
@@ -29,6 +31,9 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
         cluster, else 0), as R's ``psm`` of a single clustering.
     n_jobs : int, optional
         Threads (default: all cores).
+    memory_limit : int, optional
+        Bytes the matrix may take (8 n^2, built in place); more is a MemoryError up front.
+        Default: 8 GiB.
 
     Returns
     -------
@@ -44,7 +49,9 @@ def psm(draws: Any, n_jobs: Optional[int] = None) -> np.ndarray:
     draws = unwrap_estimate(draws)
     if not isinstance(draws, Draws) and _ndim(draws) == 1:
         draws = as_integer_array(draws, "draws").reshape(1, -1)
-    return psm_matrix(as_draws(draws), check_n_jobs(n_jobs))
+    jobs = check_n_jobs(n_jobs)
+    limit = None if memory_limit is None else check_limit(memory_limit)
+    return psm_matrix(as_draws(draws), jobs, limit)
 
 
 def canonicalize_labels(labels: Any) -> np.ndarray:
@@ -99,6 +106,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         return truth
     # xarray DataArray / ArviZ InferenceData (optional); their item names, or a DataFrame's, are kept
     truth, names, dim = convert_foreign_named(unwrap_estimate(truth))
+    check_label_frame(truth, name)  # a DataFrame's iter, lp__ or string columns are not items
     arr = truth
     if not isinstance(truth, np.ndarray):
         try:
@@ -128,7 +136,13 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
             "must be square and symmetric with entries in [0, 1] and ones on the diagonal; "
             "salsox.PSM(matrix) says which of these fails"
         )
-    return Draws(arr, item_names=names, item_dim=dim)
+    try:
+        return Draws(arr, item_names=names, item_dim=dim)
+    except ValueError as err:
+        text = str(err)
+        if name == "draws" or not text.startswith("draws"):
+            raise
+        raise ValueError(name + text[len("draws"):]) from None  # the argument the caller named
 
 
 def _has_fractions(arr: Any) -> bool:
@@ -156,7 +170,12 @@ def _looks_like_binary_psm(arr: Any) -> bool:
 
 
 def partition_loss(
-    estimate: Any, truth: Any, loss: Union[str, Loss] = "VI", *, n_jobs: Optional[int] = None
+    estimate: Any,
+    truth: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> Union[float, np.ndarray]:
     """Loss of ``estimate`` against ``truth``.
 
@@ -177,13 +196,20 @@ def partition_loss(
     loss : str or Loss
         See :mod:`salsox.losses`.
     n_jobs : int, optional
-        Threads, used across the M estimates (default: all cores).
+        Threads (default: all cores): across the M estimates, or across the draws of each
+        when there are fewer estimates than threads. Results do not depend on it.
+    memory_limit : int, optional
+        Bytes the evaluation may allocate (its contingency tables, a PSM built from draws);
+        more is a MemoryError up front. Default 16 GiB.
 
     Returns
     -------
     float, or ndarray of shape (M,) when ``estimate`` is 2-D.
 
-    Count-based losses cost O(H n) per estimate.
+    Count-based losses cost O(H n) per estimate. Between two partitions the built-in count
+    losses take any number of clusters (beyond the engine's 65,536 per partition they are
+    computed from the sparse contingency table, so ``RI`` and ``ARI`` too); draws hold at most
+    65,536 clusters per draw.
 
     Examples
     --------
@@ -198,12 +224,40 @@ def partition_loss(
     loss = get_loss(loss)
     estimate = unwrap_estimate(estimate)
     _check_argument_order(estimate, truth)
+    pair = _between_two_partitions(estimate, truth, loss)
+    if pair is not None:
+        return float(pair[0]) if np.ndim(unwrap_estimate(estimate)) == 1 else pair
     t = as_truth(truth, loss, "truth")
     n = t.n_items
     est, single = as_label_matrix(estimate, "estimate", n)
     jobs = check_n_jobs(n_jobs)
-    values = _losses(est, t, loss, jobs)
+    limit = check_limit(memory_limit)
+    route = loss._route(t)
+    route.check_losses_memory(len(est), int(est.max(initial=0)) + 1, jobs, limit)
+    values = finite_losses(route.losses(est, jobs), loss)
     return float(values[0]) if single else values
+
+
+def _between_two_partitions(estimate: Any, truth: Any, loss: Loss) -> Optional[np.ndarray]:
+    """The losses of ``estimate`` against ``truth`` when ``truth`` is one partition and a
+    partition has more clusters than the engine's tables hold (numpy, no table needed); None
+    otherwise (the engine computes them)."""
+    truth = unwrap_estimate(convert_foreign(truth))
+    if isinstance(truth, (Draws, PSM)) or hasattr(truth, "iloc"):
+        return None
+    shape: Tuple[int, ...] = tuple(np.shape(truth)) if _ndim(truth) is not None else ()
+    if not (len(shape) == 1 or (len(shape) == 2 and shape[0] == 1 and shape[-1] > 1)):
+        return None
+    if isinstance(truth, np.ndarray) and truth.dtype.kind == "f":
+        return None  # as_truth's checks (a similarity matrix, fractions) apply
+    rows, _ = as_label_matrix(truth, "truth")
+    est, _ = as_label_matrix(estimate, "estimate", rows.shape[1])
+    if not any(needs_numpy_route(e, rows[0]) for e in est):
+        return None
+    values = [two_partition_loss(e, rows[0], loss) for e in est]
+    if any(v is None for v in values):
+        return None  # a plugin's loss: the engine refuses, naming the argument
+    return finite_losses(np.array(values, dtype=np.float64), loss)
 
 
 def _check_argument_order(estimate: Any, truth: Any) -> None:
@@ -225,7 +279,7 @@ def _check_argument_order(estimate: Any, truth: Any) -> None:
 
 def _losses(est: np.ndarray, truth: Union[Draws, PSM], loss: Loss, n_jobs: int) -> np.ndarray:
     """Loss values of canonical label rows ``est`` (engine call, inputs already validated)."""
-    return loss._route(truth).losses(est, n_jobs)
+    return finite_losses(loss._route(truth).losses(est, n_jobs), loss)
 
 
 def _partition_and_truth(x: Any, y: Any) -> tuple:

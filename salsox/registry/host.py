@@ -54,6 +54,11 @@ class PluginError(RuntimeError):
     """
 
 
+class _NameTaken(PluginError, ValueError):
+    """:func:`register` of a plugin, or a name, already registered (a ValueError too, as
+    pluggy's refusal was)."""
+
+
 class PluginWarning(UserWarning):
     """A plugin failed (import, hook, a bad object) or a name it provides clashes: that entry
     is listed by :func:`list_plugins` with its error and skipped; everything else works.
@@ -255,6 +260,14 @@ class _Registry:
                 target = _SinglePlugin(plugin, kind)
                 if name is None:
                     name = f"{kind}:{getattr(plugin, 'name', '') or id(plugin)}"
+            taken = name if name is not None and self._pm.get_plugin(name) is not None else None
+            if taken is None and self._pm.is_registered(target):
+                taken = self._pm.get_name(target)
+            if taken is not None:  # pluggy's own message names its internals, not the fix
+                raise _NameTaken(
+                    f"a plugin is already registered under the name {taken!r}; unregister it first: "
+                    f"salsox.plugins.unregister(name={taken!r})"
+                )
             registered = self._pm.register(target, name=name)
             if registered is None:
                 raise ValueError(f"plugin {name or plugin!r} is blocked")
@@ -483,9 +496,9 @@ def register(plugin: Any, name: Optional[str] = None) -> str:
     PluginError
         When a provided name is built in or already provided by another plugin, when a hook
         raises or provides something that is not a loss or initialiser (nothing is registered
-        then: unlike installed plugins, which are listed as broken, a runtime one is refused).
-    ValueError
-        When the plugin or name is already registered.
+        then: unlike installed plugins, which are listed as broken, a runtime one is refused);
+        when the plugin or its registration name is already registered (unregister it first:
+        registering the same class again, e.g. after editing it in a notebook, is refused).
 
     Examples
     --------

@@ -7,7 +7,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs, relabel_rows
+from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
+from ..engine import check_limit, finite_losses
 from ..io import Draws
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
@@ -17,7 +18,12 @@ __all__ = ["dlso"]
 
 
 def dlso(
-    draws: Any, loss: Union[str, Loss] = "VI", *, candidates: Any = None, n_jobs: Optional[int] = None
+    draws: Any,
+    loss: Union[str, Loss] = "VI",
+    *,
+    candidates: Any = None,
+    n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> Estimate:
     """The draw (or candidate) with the smallest Monte Carlo expected loss (Dahl 2006's
     least-squares idea).
@@ -33,6 +39,9 @@ def dlso(
         draws themselves.
     n_jobs : int, optional
         Threads (default: all cores).
+    memory_limit : int, optional
+        Bytes the evaluation may allocate (the candidates taken from the draws, contingency
+        tables, a PSM built from draws); more is a MemoryError up front. Default 16 GiB.
 
     Returns
     -------
@@ -54,16 +63,32 @@ def dlso(
     if candidates is None and not isinstance(truth, Draws):
         raise ValueError("dlso needs draws, not a PSM, unless candidates= are given")
     jobs = check_n_jobs(n_jobs)
+    limit = check_limit(memory_limit)
     start = time.perf_counter()
+    route = loss._route(truth)
     if candidates is None:
+        # The draws as int32 label rows (relabelled a chunk at a time), and their evaluation.
+        h, n = truth.n_draws, truth.n_items  # type: ignore[union-attr]
+        need = relabel_bytes(h, n) + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
+        if need > limit:
+            raise MemoryError(
+                f"dlso over the {h} draws needs about {need / 2**20:.1f} MiB (the draws as {h} x {n} label rows "
+                f"and their evaluation), more than memory_limit={limit} bytes; raise memory_limit or give "
+                "fewer candidates="
+            )
         # Draws with sparse labels are stored relabelled in value order; the loss engines take
         # estimates labelled in order of first appearance.
-        candidates = relabel_rows(np.stack([truth.draw(h) for h in range(truth.n_draws)]))  # type: ignore[union-attr]
+        candidates = np.empty((h, n), dtype=np.int32)
+        step = max(1, 2**20 // n)  # rows relabelled a chunk at a time (see relabel_rows)
+        for lo in range(0, h, step):
+            rows = range(lo, min(h, lo + step))
+            candidates[lo : lo + step] = relabel_rows(np.stack([truth.draw(r) for r in rows]))  # type: ignore[union-attr]
         from_draws = True
     else:
         candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
         from_draws = False
-    values = loss._route(truth).losses(candidates, jobs)
+        route.check_losses_memory(len(candidates), int(candidates.max(initial=0)) + 1, jobs, limit)
+    values = finite_losses(route.losses(candidates, jobs), loss)
     best = int(np.argmin(values))
     labels, _ = as_label_matrix(candidates[best], "labels")
     labels = labels[0].astype(np.intp)

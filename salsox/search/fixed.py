@@ -32,7 +32,7 @@ def check_initial(
     clusters and agree with ``fixed`` (items with equal fixed labels together, different fixed
     labels apart). Returns the engine's ``initial`` (n_runs, n) and ``initial_used`` (all ones).
     """
-    arr = as_integer_array(initial, "initial")
+    arr = as_integer_array(initial, "initial", negative="labels must be >= 0")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:

@@ -26,7 +26,8 @@ class Initializer:
     ``draws`` is the H x n int32 matrix of draws relabelled 0..k-1 (read-only), ``rng`` a
     ``numpy.random.Generator`` seeded from the search's seed and the run index, so results do
     not depend on ``n_jobs``. The function returns n integer labels with at most
-    ``max_clusters`` distinct values (any values; they are relabelled). Set
+    ``max_clusters`` distinct values (any values; they are relabelled; integral floats such as
+    ``2.0``, as many k-means implementations return, count as integers). Set
     ``deterministic=True`` when the result ignores ``rng``: it is then computed once per search
     rather than once per run.
 
@@ -129,7 +130,18 @@ def _call_initializer(
         raise PluginError(f"{_initializer_label(init)} raised {type(err).__name__}: {err}") from err
     if labels.shape != (n,):
         raise PluginError(f"{_initializer_label(init)} returned shape {labels.shape}, expected ({n},)")
-    if labels.dtype.kind not in "iu":
+    if labels.dtype.kind == "f":
+        # Many k-means implementations return float labels (0.0, 1.0, ...): integral ones are labels.
+        bad = ~np.isfinite(labels) | (labels != np.round(labels))
+        if np.any(bad):
+            value = labels[np.flatnonzero(bad)[0]]
+            raise PluginError(
+                f"{_initializer_label(init)} returned the label {float(value)!r}; float labels must be integral"
+            )
+        if labels.size and np.max(np.abs(labels)) >= 2.0**53:
+            raise PluginError(f"{_initializer_label(init)} returned float labels beyond 2**53 (not exact)")
+        labels = labels.astype(np.int64)
+    elif labels.dtype.kind not in "iu":
         raise PluginError(f"{_initializer_label(init)} returned dtype {labels.dtype}; labels must be integers")
     canonical = relabel_rows(labels.astype(np.int64, copy=False)[None, :])[0]
     q = int(canonical.max()) + 1

@@ -16,7 +16,8 @@ from .._validation import (
     check_seed,
     max_threads,
 )
-from ..engine import Route
+from .._cpus import usable_cpus
+from ..engine import Route, finite_losses
 from ..io import PSM, Draws
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
@@ -25,7 +26,7 @@ from ..progress import close as close_progress
 from .estimate import Estimate
 from .fixed import check_fixed, check_initial, n_fixed_clusters
 
-__all__ = ["salso"]
+__all__ = ["salso", "check_arguments"]
 
 # Count tables larger than this (bytes, per thread) are refused up front rather than risking an
 # out-of-memory kill; override with salso(..., memory_limit=...).
@@ -174,6 +175,103 @@ def salso(
     loss = get_loss(loss)
     truth = as_truth(draws, loss)
     n = truth.n_items
+    c = check_arguments(
+        truth, loss, max_clusters=max_clusters, n_runs=n_runs, max_zealous=max_zealous,
+        prob_sequential=prob_sequential, prob_singletons=prob_singletons, max_scans=max_scans,
+        seconds=seconds, n_jobs=n_jobs, seed=seed, memory_limit=memory_limit, engine=engine,
+        initializer=initializer, prob_initializer=prob_initializer, inner_jobs=inner_jobs, fixed=fixed,
+        initial=initial,
+    )
+    n_runs, kd, jobs, seed, limit, route = c["n_runs"], c["kd"], c["jobs"], c["seed"], c["limit"], c["route"]
+    fixed_labels, default_cap = c["fixed_labels"], c["default_cap"]
+    bar = ProgressBar() if progress is True else progress
+    report = engine_callback(bar, scale=route.scale)
+    options: Dict[str, Any] = dict(
+        inner_threads=c["inner"],
+        max_clusters=kd,
+        n_runs=n_runs,
+        max_zealous=c["max_zealous"],
+        prob_sequential=c["prob_sequential"],
+        prob_singletons=c["prob_singletons"],
+        max_scans=c["max_scans"],
+        seconds=c["budget"],
+        n_jobs=jobs,
+        seed=seed,
+    )
+    threads = min(jobs, n_runs)
+    start = time.perf_counter()
+    init_name = None
+    if fixed_labels is not None:
+        options["fixed"] = fixed_labels
+    if initializer is not None or initial is not None:
+        from .initializers import initial_partitions
+
+        # The starting partitions are made up front, one row of n labels per run.
+        need = n_runs * (4 * n + 1)
+        if need > limit:
+            raise MemoryError(
+                f"{'an initializer' if initial is None else 'initial'} with n_runs={n_runs} needs "
+                f"{need / 2**20:.0f} MiB of starting "
+                f"partitions (n_runs x {n} labels), more than memory_limit={limit} bytes; lower "
+                "n_runs (a seconds budget ends the search early anyway) or raise memory_limit"
+            )
+
+        if initial is not None:
+            options["initial"], options["initial_used"] = check_initial(initial, n, kd, n_runs, fixed_labels)
+        else:
+            options["initial"], options["initial_used"], init_name = initial_partitions(
+                initializer, c["prob_init"], truth, kd, n_runs, seed
+            )
+    route.check_memory(threads, kd, limit)
+    route.check_losses_memory(1, kd, jobs, limit)  # the final evaluation, once the tables are freed
+    try:
+        if client is not None:
+            from .distributed import run_on_dask
+
+            if n_jobs is None or n_jobs == -1:
+                options["n_jobs"] = -1  # each task: all of its worker's threads
+            raw = run_on_dask(client, route, options, progress=report)
+        else:
+            # Threads beyond the runs only help them, and no more of them than the CPUs run at
+            # once (the engine's crew): a larger team would only be started and put to sleep.
+            engine_jobs = max(min(jobs, n_runs), min(jobs, usable_cpus()))
+            raw = route.search({**options, "n_jobs": engine_jobs, "progress": report})
+    finally:
+        close_progress(bar)
+    est = _estimate_from(raw, truth, loss, route, options, time.perf_counter() - start)
+    est.info["initializer"] = init_name
+    if initial is not None:  # the engine calls every given start "initializer"
+        for r in [est.info, *est.info["runs"]]:
+            if r["initialization"] == "initializer":
+                r["initialization"] = "initial"
+    _warn_as_r(est, n_runs, default_cap=default_cap, n=n)
+    return est
+
+
+def check_arguments(
+    truth: Union[Draws, PSM],
+    loss: Loss,
+    *,
+    max_clusters: Optional[int] = None,
+    n_runs: int = 16,
+    max_zealous: int = 10,
+    prob_sequential: float = 0.5,
+    prob_singletons: float = 0.0,
+    max_scans: Optional[int] = None,
+    seconds: Optional[float] = None,
+    n_jobs: Optional[int] = None,
+    seed: Optional[int] = None,
+    memory_limit: Optional[int] = None,
+    engine: Optional[str] = None,
+    initializer: Any = None,
+    prob_initializer: Optional[float] = None,
+    inner_jobs: Optional[int] = None,
+    fixed: Any = None,
+    initial: Any = None,
+) -> Dict[str, Any]:
+    """:func:`salso`'s arguments checked, before any work (also by callers that run a search
+    later, such as :func:`salsox.chips`' completion); the checked values by name."""
+    n = truth.n_items
     n_runs = check_int("n_runs", n_runs, minimum=1)
     if n_runs > MAX_RUNS_WITHOUT_BUDGET and seconds is None:
         raise ValueError(
@@ -225,64 +323,12 @@ def salso(
     # Each of the threads over runs starts inner_jobs threads: bounded like n_jobs, but refused
     # rather than capped (thousands of threads exhaust the process).
     inner = 0 if inner_jobs is None else check_int("inner_jobs", inner_jobs, minimum=1, maximum=max_threads())
-    bar = ProgressBar() if progress is True else progress
-    report = engine_callback(bar, scale=route.scale)
-    options: Dict[str, Any] = dict(
-        inner_threads=inner,
-        max_clusters=kd,
-        n_runs=n_runs,
-        max_zealous=max_zealous,
-        prob_sequential=prob_sequential,
-        prob_singletons=prob_singletons,
-        max_scans=max_scans,
-        seconds=budget,
-        n_jobs=jobs,
-        seed=seed,
+    return dict(
+        n_runs=n_runs, max_zealous=max_zealous, prob_sequential=prob_sequential,
+        prob_singletons=prob_singletons, max_scans=max_scans, budget=budget, jobs=jobs, seed=seed, kd=kd,
+        fixed_labels=fixed_labels, default_cap=default_cap, limit=limit, route=route, prob_init=prob_init,
+        inner=inner,
     )
-    threads = min(jobs, n_runs)
-    start = time.perf_counter()
-    init_name = None
-    if fixed_labels is not None:
-        options["fixed"] = fixed_labels
-    if initializer is not None or initial is not None:
-        from .initializers import initial_partitions
-
-        # The starting partitions are made up front, one row of n labels per run.
-        need = n_runs * (4 * n + 1)
-        if need > limit:
-            raise MemoryError(
-                f"{'an initializer' if initial is None else 'initial'} with n_runs={n_runs} needs "
-                f"{need / 2**20:.0f} MiB of starting "
-                f"partitions (n_runs x {n} labels), more than memory_limit={limit} bytes; lower "
-                "n_runs (a seconds budget ends the search early anyway) or raise memory_limit"
-            )
-
-        if initial is not None:
-            options["initial"], options["initial_used"] = check_initial(initial, n, kd, n_runs, fixed_labels)
-        else:
-            options["initial"], options["initial_used"], init_name = initial_partitions(
-                initializer, prob_init, truth, kd, n_runs, seed
-            )
-    route.check_memory(threads, kd, limit)
-    try:
-        if client is not None:
-            from .distributed import run_on_dask
-
-            if n_jobs is None or n_jobs == -1:
-                options["n_jobs"] = -1  # each task: all of its worker's threads
-            raw = run_on_dask(client, route, options, progress=report)
-        else:
-            raw = route.search({**options, "progress": report})
-    finally:
-        close_progress(bar)
-    est = _estimate_from(raw, truth, loss, route, options, time.perf_counter() - start)
-    est.info["initializer"] = init_name
-    if initial is not None:  # the engine calls every given start "initializer"
-        for r in [est.info, *est.info["runs"]]:
-            if r["initialization"] == "initializer":
-                r["initialization"] = "initial"
-    _warn_as_r(est, n_runs, default_cap=default_cap, n=n)
-    return est
 
 
 def _warn_as_r(est: Estimate, n_runs: int, default_cap: bool, n: int) -> None:
@@ -310,7 +356,9 @@ def _estimate_from(
         raise RuntimeError("the search finished no run")
     labels, _ = as_label_matrix(np.asarray(raw["labels"]), "labels")
     labels = labels[0].astype(np.intp)
-    value = float(route.losses(labels[None, :].astype(np.int32), 1)[0])
+    # Split over the draws and the search's threads (the same bits whatever their number).
+    jobs = options["n_jobs"] if options["n_jobs"] > 0 else check_n_jobs(None)
+    value = float(finite_losses(route.losses(labels[None, :].astype(np.int32), jobs), loss)[0])
     best = raw["runs"][raw["best"]]
     info: Dict[str, Any] = {
         "initialization": best["initialization"],

@@ -300,8 +300,9 @@ def summarize(
         or (``"score"``, R salso's rule) the member with the highest ``item_score``.
     order : {"similarity", "score", "hclust"}, default "similarity"
         Item order for display. ``"similarity"``: clusters in ``cluster_order``, within each
-        the most similar items first. ``"score"`` (R's ``orderingMethod = 1``): clusters in
-        ``cluster_order``, within each by decreasing ``item_score``. ``"hclust"`` (R's
+        the most similar items first. ``"score"``: clusters in ``cluster_order``, within each
+        by decreasing ``item_score`` (R's ``orderingMethod = 1`` within clusters; R orders the
+        clusters by its loss dendrogram instead, see docs/coming_from_r.md). ``"hclust"`` (R's
         ``orderingMethod = 2``): clusters by label, within each in the leaf order of a
         complete-linkage clustering of all items on 1 - PSM (R's ``hclust`` default; scipy
         may order tied merges differently).

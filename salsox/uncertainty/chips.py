@@ -11,14 +11,19 @@ from __future__ import annotations
 import dataclasses
 import functools
 import html
-from typing import Any, Dict, List, Optional, Union
+import inspect
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 from .. import _core
 from .._validation import as_partial_labels, check_int, check_n_jobs, check_probability, check_seed
-from ..io import Draws, as_draws
+from ..engine import check_limit
+from ..io import Draws, as_draws, refuse_similarity
+from ..losses import Loss, get_loss
+from ..metrics import as_truth
 from ..search import salso
+from ..search.salso_search import check_arguments
 
 __all__ = ["chips", "ChipsResult", "Unallocated"]
 
@@ -301,6 +306,54 @@ def _check_initial(initial: Any, n: int) -> Optional[np.ndarray]:
     return as_partial_labels(initial, "initial", n, "unallocated")
 
 
+def chips_bytes(n: int, h: int, n_runs: int, threads: int, mode: str) -> int:
+    """Bytes :func:`chips` allocates for n items, h draws and ``n_runs`` runs on ``threads``
+    threads in ``mode``: each run's steps (in the engine and again as arrays), each thread's
+    run state, the rows' labels replayed from every run, and the rows returned (held twice:
+    the engine's, and the array they are copied into)."""
+    steps = n_runs * (24 * n + 24 * n)
+    state = threads * (8 * n + 24 * h + 256)
+    replay = n_runs * 4 * n
+    rows = {"path": n + 1, "all": n_runs, "single": n_runs}[mode]
+    return steps + state + replay + 2 * 4 * n * rows
+
+
+def _check_completion(
+    d: Draws, loss: Any, complete: Dict[str, Any], max_clusters: Optional[int], jobs: int, seed: int,
+    start: Optional[np.ndarray],
+) -> Tuple[Loss, Dict[str, Any]]:
+    """The completion's loss and :func:`salsox.salso` arguments, checked before the CHIPS runs
+    (a bad ``loss`` or ``complete`` entry fails at once, not after them)."""
+    resolved = get_loss(loss)
+    as_truth(d, resolved)
+    args: Dict[str, Any] = {"max_clusters": max_clusters, "n_jobs": jobs, "seed": seed, **complete}
+    unknown = sorted(set(args) - _COMPLETE_OPTIONS)
+    if unknown:
+        raise TypeError(
+            f"complete has {', '.join(map(repr, unknown))}, not salso arguments it may set: "
+            f"{', '.join(sorted(_COMPLETE_OPTIONS))}"
+        )
+    # The sub-partition is not known yet: checked with the start's items fixed (none by default).
+    fixed = np.full(d.n_items, -1, dtype=np.int32) if start is None else start
+    probe = dict(args)
+    if start is not None and max_clusters is not None and int(start.max(initial=-1)) + 1 > max_clusters:
+        raise ValueError(
+            f"max_clusters={max_clusters} is below the {int(start.max()) + 1} clusters of initial, which "
+            "the completion keeps: raise max_clusters, or pass complete=False"
+        )
+    probe.pop("progress", None)
+    probe.pop("client", None)
+    try:
+        check_arguments(d, resolved, fixed=fixed, **probe)
+    except (TypeError, ValueError, MemoryError) as err:
+        raise type(err)(f"the completion (complete=, loss=): {err}") from None
+    return resolved, args
+
+
+# salso's arguments a completion may set (the draws, the loss and the fixed items are chips').
+_COMPLETE_OPTIONS = frozenset(inspect.signature(salso).parameters) - {"draws", "loss", "fixed"}
+
+
 def chips(
     draws: Any,
     threshold: float = 0.0,
@@ -314,6 +367,7 @@ def chips(
     complete: Union[None, bool, Dict[str, Any]] = None,
     loss: Any = "VI",
     max_clusters: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> ChipsResult:
     """High-probability sub-partitions by the CHIPS greedy search.
 
@@ -357,6 +411,10 @@ def chips(
     max_clusters : int, optional
         Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
         of CHIPS clusters).
+    memory_limit : int, optional
+        Bytes the runs and the rows they give may take (a path holds n + 1 rows of n labels);
+        more is a MemoryError before any run. Default 16 GiB. The completion takes its own
+        (``complete=dict(memory_limit=...)``).
 
     Returns
     -------
@@ -386,6 +444,7 @@ def chips(
     >>> res.completed.labels                         # completed by SALSO
     array([0, 0, 1, 1, 2])
     """
+    refuse_similarity(draws, "draws", "chips")
     d = as_draws(draws)
     thr = check_probability("threshold", threshold)
     runs = check_int("n_runs", n_runs, minimum=1, maximum=1_000_000)
@@ -407,6 +466,17 @@ def chips(
         complete = {} if _check_flag("complete", complete) else None
     if complete is not None and mode != "single":
         raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
+    if max_clusters is not None:
+        check_int("max_clusters", max_clusters, minimum=1)
+    limit = check_limit(memory_limit)
+    need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
+    if need > limit:
+        raise MemoryError(
+            f"chips in {mode} mode needs about {need / 2**20:.1f} MiB ({runs} runs of {d.n_items} items"
+            f"{', a path of n + 1 rows of n labels' if mode == 'path' else ''}), more than memory_limit={limit} "
+            "bytes; lower n_runs, ask for a single sub-partition (threshold > 0), or raise memory_limit"
+        )
+    completion = None if complete is None else _check_completion(d, loss, complete, max_clusters, jobs, seed, start)
 
     raw = _core.chips(d._core, thr, runs, jobs, seed, mode, start)
     H, n = d.n_draws, d.n_items
@@ -430,9 +500,14 @@ def chips(
     }
     if mode == "single":
         completed = None
-        if complete is not None:
-            args: Dict[str, Any] = {"max_clusters": max_clusters, "n_jobs": jobs, "seed": seed, **complete}
-            completed = salso(d, loss, fixed=labels[0], **args)
+        if completion is not None:
+            k = int(labels[0].max()) + 1
+            if max_clusters is not None and k > max_clusters:
+                raise ValueError(
+                    f"max_clusters={max_clusters} is below the {k} clusters of the CHIPS sub-partition, which "
+                    "its completion keeps: raise max_clusters (or the threshold), or pass complete=False"
+                )
+            completed = salso(d, completion[0], fixed=labels[0], **completion[1])
         return ChipsResult(
             labels=labels[0],
             n_items=int(n_items[0]),

@@ -22,8 +22,9 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs, relabel_rows
-from ..io import Draws, convert_foreign_named
+from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
+from ..engine import check_limit
+from ..io import Draws, convert_foreign_named, refuse_similarity
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import partition_loss
 from ..summaries.display import html_block, html_table
@@ -200,16 +201,21 @@ def _metric(loss: Any) -> Loss:
     return resolved
 
 
-def _check_symmetric(metric: Loss, matrix: np.ndarray, centre: np.ndarray, distances: np.ndarray) -> None:
-    """A loss not known to be symmetric must be, on a few draws (the farthest first): the
-    distances were computed with the draws as estimates, one engine call for all."""
+def _check_symmetric(
+    metric: Loss, matrix: np.ndarray, centre: np.ndarray, picks: List[int], distances: Optional[np.ndarray] = None
+) -> None:
+    """A loss not known to be symmetric must be, on the draws ``picks``: before the distances
+    are computed (``distances`` None), a few draws spread over the sample, each scored both
+    ways; after, the farthest draw against its distance (the draws were scored as estimates,
+    one engine call for all)."""
     if type(metric) in (VI, Binder) or type(metric) in _SYMMETRIC:
         return
-    h = len(distances)
-    picks = list(dict.fromkeys([int(np.argmax(distances)), *np.linspace(0, h - 1, min(h, 4)).astype(int).tolist()]))
     for index in picks:
         other = float(partition_loss(centre, matrix[index], metric, n_jobs=1))
-        d = float(distances[index])
+        if distances is None:
+            d = float(partition_loss(matrix[index], centre, metric, n_jobs=1))
+        else:
+            d = float(distances[index])
         if abs(other - d) > _SYMMETRY_RTOL * max(1.0, abs(d), abs(other)):
             raise ValueError(
                 f"loss {metric.name!r} is not symmetric: between the estimate and draw {index} it is {other!r} "
@@ -221,6 +227,7 @@ def _check_symmetric(metric: Loss, matrix: np.ndarray, centre: np.ndarray, dista
 def _draws_matrix(draws: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """The draws as canonical label rows, and the item names they carry (or None)."""
     draws, names, _ = convert_foreign_named(draws)
+    refuse_similarity(draws, "draws", "credible_ball")
     if isinstance(draws, Draws):
         return np.stack([draws.draw(h) for h in range(draws.n_draws)]).astype(np.int32), names
     matrix, single = as_label_matrix(draws, "draws")
@@ -236,6 +243,7 @@ def credible_ball(
     level: float = 0.95,
     *,
     n_jobs: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> CredibleBall:
     """Credible ball around a partition estimate, with its bounds (Wade & Ghahramani 2018).
 
@@ -258,6 +266,9 @@ def credible_ball(
         Posterior probability of the ball, in (0, 1]; mcclust.ext's ``1 - alpha``.
     n_jobs : int, optional
         Threads for the distances (default: all cores).
+    memory_limit : int, optional
+        Bytes the ball may allocate (the draws as H x n label rows, the distances and their
+        evaluation); more is a MemoryError up front. Default 16 GiB.
 
     Returns
     -------
@@ -291,15 +302,29 @@ def credible_ball(
     if not (0.0 < level <= 1.0):
         raise ValueError(f"level must be in (0, 1], got {level!r}")
     jobs = check_n_jobs(n_jobs)
+    limit = check_limit(memory_limit)
     matrix, names = _draws_matrix(draws)
     h, n = matrix.shape
+
     centre = as_label_matrix(estimate, "estimate", n)[0][0]
+    # The label rows above (built first: their size gives the rest), the distances and sort order,
+    # the evaluation against the centre.
+    route = metric._route(Draws(centre[None, :]))
+    need = relabel_bytes(h, n) + 24 * h + route.losses_bytes(h, int(matrix.max(initial=0)) + 1, jobs)
+    if need > limit:
+        raise MemoryError(
+            f"the credible ball needs about {need / 2**20:.1f} MiB ({h} draws of {n} items), more than "
+            f"memory_limit={limit} bytes; raise memory_limit or lower n_jobs"
+        )
+    _check_symmetric(metric, matrix, centre, np.linspace(0, h - 1, min(h, 4)).astype(int).tolist())
 
     # One vectorised call: the H draws as "estimates" scored against the centre. With a = b
     # the loss is symmetric, so this is the distance.
-    distances = np.asarray(partition_loss(matrix, centre[None, :], metric, n_jobs=jobs), dtype=np.float64)
+    distances = np.asarray(
+        partition_loss(matrix, centre[None, :], metric, n_jobs=jobs, memory_limit=limit), dtype=np.float64
+    )
     distances = np.maximum(distances, 0.0)  # rounding can give -1e-16 for identical partitions
-    _check_symmetric(metric, matrix, centre, distances)
+    _check_symmetric(metric, matrix, centre, [int(np.argmax(distances))], distances)
     order = np.argsort(distances, kind="stable")  # R's sort(index.return=TRUE) is stable
     # ceil(level * H), guarded against 0.95 * 100 = 95.00000000000001.
     size = min(h, max(1, math.ceil(level * h - 1e-9 * h)))

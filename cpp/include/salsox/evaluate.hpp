@@ -3,45 +3,186 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-#include "count_table.hpp"
+#include "count_loss.hpp"
+#include "count_types.hpp"
 #include "draws.hpp"
 #include "pairwise_state.hpp"
 #include "threads.hpp"
 
 namespace salsox {
 
-// Monte Carlo expected loss of each row of `estimates` (M x n, labels 0..q-1 per row), through
-// count tables: O(H n) per estimate. Parallel over estimates; each value is computed by one
-// thread in a fixed order, so results do not depend on the thread count. Stops early (values
-// left unset) when `interrupt` fires: the caller checks it.
+// The expected loss of an estimate through its contingency tables with a few draws at a time
+// (a block), without the count tables of every draw that a search keeps: a block's tables are
+// counted in one pass over the items, then each draw's loss is summed as
+// CountTableState::expected_loss sums it (rows in order, each row's cells in slot order, then
+// combine), so the same bits. Each thread holds one block: memory O(block) rather than
+// O(H x draw clusters x estimate clusters), and a call can stop between blocks.
+template <class Label, class Count>
+class DrawBlockLoss {
+ public:
+  // Bytes of one block's tables at most (a block holds one draw at least).
+  static constexpr std::int64_t kBlockBytes = std::int64_t{1} << 20;
+  static constexpr std::int64_t kMaxBlock = 64;  // draws: one cache line of each item's labels
+
+  static std::int64_t block_draws(std::int64_t kmax, std::int64_t q) {
+    const std::int64_t per_draw = std::max<std::int64_t>(1, kmax * q * static_cast<std::int64_t>(sizeof(Count)));
+    return std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxBlock, kBlockBytes / per_draw));
+  }
+  // Bytes one thread's block takes for estimates of up to q clusters.
+  static std::int64_t bytes(std::int64_t kmax, std::int64_t q) {
+    return block_draws(kmax, q) * std::max<std::int64_t>(1, kmax) * q * static_cast<std::int64_t>(sizeof(Count));
+  }
+
+  DrawBlockLoss(const DrawsView<Label>& d, const CountLoss& loss, std::int32_t q_max)
+      : d_(d), loss_(loss), q_max_(q_max), block_(block_draws(d.kmax, q_max)),
+        cnt_(static_cast<std::size_t>(block_ * std::max<std::int32_t>(1, d.kmax) * q_max)) {}
+
+  std::int64_t block() const { return block_; }
+
+  // Each draw's loss for draws [lo, hi) (hi - lo <= block()) into out[h - lo], for estimate `est`
+  // with q clusters and estimate sum E (see estimate_sum).
+  void draw_losses(const std::int32_t* est, std::int32_t q, double E, std::int64_t lo, std::int64_t hi, double* out) {
+    const std::int64_t kq = static_cast<std::int64_t>(d_.kmax) * q;
+    Count* cnt = cnt_.data();
+    for (std::int64_t h = lo; h < hi; ++h)
+      std::fill(cnt + (h - lo) * kq, cnt + (h - lo) * kq + static_cast<std::int64_t>(d_.k[h]) * q, Count{0});
+    const std::int64_t B = hi - lo;
+    for (std::int64_t i = 0; i < d_.n; ++i) {
+      const Label* l = d_.item(i) + lo;
+      Count* c = cnt + est[i];
+      for (std::int64_t j = 0; j < B; ++j) ++c[j * kq + static_cast<std::int64_t>(l[j]) * q];
+    }
+    const double* g_draw = loss_.g_draw.data();
+    const double* g_cell = loss_.g_cell.data();
+    const double m = static_cast<double>(d_.n);
+    for (std::int64_t h = lo; h < hi; ++h) {
+      const Count* t = cnt + (h - lo) * kq;
+      double D = 0.0, J = 0.0;
+      for (std::int32_t l = 0; l < d_.k[h]; ++l) {
+        const Count* row = t + static_cast<std::int64_t>(l) * q;
+        std::int64_t s = 0;
+        for (std::int32_t k = 0; k < q; ++k) {
+          s += row[k];
+          J += g_cell[row[k]];
+        }
+        D += g_draw[s];
+      }
+      out[h - lo] = loss_.combine(m, D, E, J);
+    }
+  }
+
+  // The estimate's clusters q (labels 0..q-1) and E = sum over its clusters of g_est(size).
+  static std::pair<std::int32_t, double> estimate_sum(const CountLoss& loss, const std::int32_t* est, std::int64_t n,
+                                                      std::vector<std::int64_t>& size) {
+    std::int32_t q = 1;
+    for (std::int64_t i = 0; i < n; ++i) q = std::max(q, est[i] + 1);
+    size.assign(static_cast<std::size_t>(q), 0);
+    for (std::int64_t i = 0; i < n; ++i) ++size[static_cast<std::size_t>(est[i])];
+    double E = 0.0;
+    for (std::int32_t k = 0; k < q; ++k) E += loss.g_est[static_cast<std::size_t>(size[static_cast<std::size_t>(k)])];
+    return {q, E};
+  }
+
+  // The whole expected loss of one estimate on this thread, block after block (the draws'
+  // losses summed in draw order, as the count tables sum them); NaN once `interrupt` stops.
+  double expected_loss(const std::int32_t* est, Interrupt* interrupt) {
+    const auto [q, E] = estimate_sum(loss_, est, d_.n, size_);
+    double total = 0.0;
+    buffer_.resize(static_cast<std::size_t>(block_));
+    for (std::int64_t lo = 0; lo < d_.H; lo += block_) {
+      if (interrupt && interrupt->poll()) return std::numeric_limits<double>::quiet_NaN();
+      const std::int64_t hi = std::min(d_.H, lo + block_);
+      draw_losses(est, q, E, lo, hi, buffer_.data());
+      for (std::int64_t h = lo; h < hi; ++h) total += buffer_[static_cast<std::size_t>(h - lo)];
+    }
+    return total / static_cast<double>(d_.H);
+  }
+
+ private:
+  const DrawsView<Label>& d_;
+  const CountLoss& loss_;
+  std::int32_t q_max_;
+  std::int64_t block_;
+  std::vector<Count> cnt_;
+  std::vector<std::int64_t> size_;
+  std::vector<double> buffer_;
+};
+
+// The estimates' largest number of clusters (labels 0..q-1).
+inline std::int32_t estimates_clusters(const std::int32_t* estimates, std::int64_t M, std::int64_t n) {
+  std::int32_t q = 1;
+  for (std::int64_t e = 0; e < M * n; ++e) {
+    assert(estimates[e] >= 0);  // canonical labels 0..q-1 index the tables
+    q = std::max(q, estimates[e] + 1);
+  }
+  return q;
+}
+
+// Bytes expected_losses allocates for M estimates of up to q clusters on `threads` threads:
+// each thread's block of tables, and the draws' losses of one estimate when its draws are split
+// over the threads (fewer estimates than threads).
+template <class Label>
+std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, std::int64_t M, int n_jobs) {
+  const std::int64_t threads = std::min<std::int64_t>(std::max(1, n_jobs), usable_cpus());
+  return with_count_type(d.n, [&](auto count) {
+    using Eval = DrawBlockLoss<Label, decltype(count)>;
+    const std::int64_t block = Eval::block_draws(d.kmax, q);
+    const std::int64_t per_thread = Eval::bytes(d.kmax, q) + 8 * (q + block) + 256;
+    const std::int64_t split = M < threads ? 8 * d.H : 0;
+    return threads * per_thread + split + 8 * M;
+  });
+}
+
+// Monte Carlo expected loss of each row of `estimates` (M x n, labels 0..q-1 per row) through
+// contingency tables, a block of draws at a time (DrawBlockLoss): O(H n) per estimate. With at
+// least as many estimates as threads, each thread takes whole estimates; with fewer, each
+// estimate's blocks of draws are spread over the threads, then its draws' losses summed in draw
+// order. Each value is the same bits whatever the threads. Stops early (values left unset)
+// when `interrupt` fires, between blocks: the caller checks it.
 template <class Label>
 std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& loss,
                                     const std::int32_t* estimates, std::int64_t M, int n_jobs,
                                     Interrupt* interrupt = nullptr) {
   std::vector<double> out(M);
-  std::int32_t q = 1;
-  for (std::int64_t e = 0; e < M * d.n; ++e) {
-    assert(estimates[e] >= 0);  // canonical labels 0..q-1 index the count tables
-    q = std::max(q, estimates[e] + 1);
-  }
-  const int threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M))));
+  const std::int32_t q_max = estimates_clusters(estimates, M, d.n);
+  int threads = loop_threads(n_jobs, std::numeric_limits<std::int64_t>::max());
   with_count_type(d.n, [&](auto count) {
-    using State = CountTableState<Label, decltype(count)>;
+    using Eval = DrawBlockLoss<Label, decltype(count)>;
+    const std::int64_t block = Eval::block_draws(d.kmax, q_max);
+    const std::int64_t blocks = (d.H + block - 1) / block;
+    threads = loop_threads(threads, M < threads ? blocks : M);
     // Built up front, so that an allocation failure surfaces before any thread starts.
-    std::vector<std::unique_ptr<State>> states;
-    for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<State>(d, loss, q));
-    parallel_for(threads, M, interrupt, [&](std::int64_t e, int t) {
-      std::vector<std::int32_t> labels(estimates + e * d.n, estimates + (e + 1) * d.n);
-      states[t]->rebuild(labels);
-      out[e] = states[t]->expected_loss();
-    });
+    std::vector<std::unique_ptr<Eval>> evals;
+    for (int t = 0; t < threads; ++t) evals.push_back(std::make_unique<Eval>(d, loss, q_max));
+    if (M >= threads) {
+      parallel_for(threads, M, interrupt, [&](std::int64_t e, int t) {
+        out[e] = evals[t]->expected_loss(estimates + e * d.n, interrupt);
+      });
+      return;
+    }
+    std::vector<double> per_draw(static_cast<std::size_t>(d.H));
+    std::vector<std::int64_t> size;
+    for (std::int64_t e = 0; e < M; ++e) {
+      const std::int32_t* est = estimates + e * d.n;
+      const auto [q, E] = Eval::estimate_sum(loss, est, d.n, size);
+      parallel_for(threads, blocks, interrupt, [&, q = q, E = E](std::int64_t b, int t) {
+        evals[t]->draw_losses(est, q, E, b * block, std::min(d.H, (b + 1) * block), per_draw.data() + b * block);
+      });
+      if (interrupt && interrupt->stopped()) return;
+      double total = 0.0;
+      for (std::int64_t h = 0; h < d.H; ++h) total += per_draw[static_cast<std::size_t>(h)];
+      out[e] = total / static_cast<double>(d.H);
+    }
   });
   return out;
 }
@@ -53,7 +194,7 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
   std::vector<double> out(M);
   std::int32_t q = 1;
   for (std::int64_t e = 0; e < M * n; ++e) q = std::max(q, estimates[e] + 1);
-  const int threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M))));
+  const int threads = loop_threads(n_jobs, M);
   std::vector<std::unique_ptr<PairwiseState<T>>> states;
   for (int t = 0; t < threads; ++t)
     states.push_back(std::make_unique<PairwiseState<T>>(sim, n, scale, kind, a, b, q));
@@ -65,20 +206,25 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
   return out;
 }
 
-// Co-clustering counts: co[i][j] = number of draws with i and j together. Item-major labels
-// make each pair a comparison of two contiguous byte runs. Stops early (co incomplete) when
-// `interrupt` fires: the caller checks it.
-template <class Label>
-void coclustering(const DrawsView<Label>& d, std::int32_t* co, int n_jobs, Interrupt* interrupt = nullptr) {
+// Co-clustering counts: co[i][j] = number of draws with i and j together, or with a floating
+// `Out`, that number divided by H (the posterior similarity matrix, built in place: no n x n
+// counts held beside it). Item-major labels make each pair a comparison of two contiguous byte
+// runs. Stops early (co incomplete) when `interrupt` fires: the caller checks it.
+template <class Label, class Out>
+void coclustering(const DrawsView<Label>& d, Out* co, int n_jobs, Interrupt* interrupt = nullptr) {
   const std::int64_t n = d.n, H = d.H;
+  const auto value = [H](std::int32_t c) {
+    if constexpr (std::is_floating_point_v<Out>) return static_cast<Out>(c) / static_cast<Out>(H);
+    else return static_cast<Out>(c);
+  };
   parallel_for(n_jobs > 0 ? n_jobs : 1, n, interrupt, [&](std::int64_t i, int) {
     const Label* li = d.item(i);
-    co[i * n + i] = static_cast<std::int32_t>(H);
+    co[i * n + i] = value(static_cast<std::int32_t>(H));
     for (std::int64_t j = i + 1; j < n; ++j) {
       const Label* lj = d.item(j);
       std::int32_t c = 0;
       for (std::int64_t h = 0; h < H; ++h) c += li[h] == lj[h];
-      co[i * n + j] = c;
+      co[i * n + j] = value(c);
     }
   });
   if (interrupt && interrupt->stopped()) return;

@@ -61,7 +61,7 @@ void particle_vi(const DrawsView<Label>& d, const std::int32_t* particles, std::
   const std::int64_t kmax = std::max<std::int32_t>(1, d.kmax);
   const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(64, (std::int64_t{1} << 18) / kmax));
   const std::int64_t n_blocks = (H + block - 1) / block;
-  const int threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, n_blocks))));
+  const int threads = loop_threads(n_jobs, n_blocks);
   std::vector<std::vector<std::int32_t>> scratch(static_cast<std::size_t>(threads),
                                                  std::vector<std::int32_t>(static_cast<std::size_t>(block * kmax), 0));
 

@@ -48,6 +48,33 @@ inline int usable_threads(int requested) {
   return requested;
 }
 
+// The CPUs this process may run on (its affinity mask, as the OpenMP runtime counts them):
+// how many threads of a crew may be awake at once (see Crew). At least one.
+inline int usable_cpus() {
+#ifdef _OPENMP
+  static const int cpus = std::max(1, omp_get_num_procs());
+#else
+  static const int cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+#endif
+  return cpus;
+}
+
+// Threads awake in every crew of the process (see Crew): searches called at once from several
+// Python threads, or from a Dask or joblib pool, share the CPUs, so a crew's helpers count
+// the others' threads too before they take one.
+inline std::atomic<int>& crews_awake() {
+  static std::atomic<int> awake{0};
+  return awake;
+}
+
+// Threads for a loop of `count` independent items asked to run on `requested` threads: no more
+// than the items or the CPUs (threads beyond the CPUs would only take turns on them, and waking
+// 256 of them costs more than a short loop), at least one; see usable_threads.
+inline int loop_threads(std::int64_t requested, std::int64_t count) {
+  const std::int64_t t = std::min<std::int64_t>({requested, count, static_cast<std::int64_t>(usable_cpus())});
+  return usable_threads(static_cast<int>(std::max<std::int64_t>(1, t)));
+}
+
 // A stop request for a long engine call. `check` (e.g. Python's signal check) runs only on the
 // thread that created the Interrupt, at most every 50 ms; the other threads only read the flag.
 // A default-constructed Interrupt never stops.
@@ -111,14 +138,15 @@ class Countdown {
   std::condition_variable woken_;
 };
 
-// body(i, thread) for i = 0..count-1 over up to `threads` threads (dynamic schedule; thread is
-// 0..threads-1, for per-thread scratch). Stops handing out work when `interrupt` says so; the
-// calling thread keeps polling it until every thread is done. The first exception thrown by a
+// body(i, thread) for i = 0..count-1 over up to `threads` threads, no more than the CPUs
+// (loop_threads; dynamic schedule; thread is 0..threads-1, for per-thread scratch). Stops
+// handing out work when `interrupt` says so; the calling thread keeps polling it until every
+// thread is done. The first exception thrown by a
 // body stops the loop and is rethrown here, after the parallel region (an exception must not
 // leave an OpenMP region: that terminates the process). Returns the threads used.
 template <class Body>
 int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
-  threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count))));
+  threads = loop_threads(threads, count);
   std::atomic<std::int64_t> next{0};
   Countdown active(threads);
   std::atomic<bool> failed{false};
@@ -174,20 +202,28 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
 // most one loop at a time, posted in its own slot; every thread takes the blocks not taken yet,
 // starting from a place of its own in the loop (see work). Idle threads spin briefly between
 // loops (a run posts its next loop within microseconds) and then sleep, so the search never
-// runs more threads than it was given.
+// runs more threads than it was given. Threads beyond the CPUs would only take turns on them,
+// and a thread spinning for work, or holding a block when it is preempted, stalls the runs
+// still going (docs/performance.md): so at most as many threads as CPUs are awake at once, counting the threads with a run; the
+// others sleep until woken, and a loop is shared, or a sleeper woken, only while a CPU is free.
+// The threads awake are counted over every crew of the process (crews_awake), so searches run
+// at once share the CPUs in the same way.
 // What a loop computes must not depend on how its blocks are spread (the callers' bodies write
 // disjoint outputs, reduced afterwards in a fixed order).
 class Crew {
  public:
   // A crew of `threads` threads, each of which calls serve once it has no run (left).
-  explicit Crew(int threads) : running_(threads) {
+  explicit Crew(int threads, int cpus = usable_cpus()) : cpus_(std::max(1, cpus)), running_(threads) {
     for (int t = 0; t < threads; ++t) {
       auto slot = std::make_unique<Slot>();
       slot->capacity = 16 * static_cast<std::int64_t>(threads) + 1;  // >= the blocks of any loop (share)
       slot->taken = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(slot->capacity));
       slots_.push_back(std::move(slot));
     }
+    awake_.store(threads);
+    crews_awake().fetch_add(threads);
   }
+  ~Crew() { crews_awake().fetch_sub(awake_.load()); }
   Crew(const Crew&) = delete;
   Crew& operator=(const Crew&) = delete;
 
@@ -234,12 +270,14 @@ class Crew {
 
   // Whether some thread is idle, ready to help (relaxed: a helper that turns idle just after
   // misses one loop).
-  bool has_helpers() const { return idle_.load(std::memory_order_relaxed) > 0; }
+  // Only while a CPU is free for one: sharing with a helper that must first take a CPU from a
+  // run costs more than the loop.
+  bool has_helpers() const { return idle_.load(std::memory_order_relaxed) > 0 && helpers_now() > 0; }
   // The threads a loop shared from the calling thread may have now: itself and the idle ones
-  // (1 outside a crew; a hint, for loops that split their work by it).
+  // that a free CPU can run (1 outside a crew; a hint, for loops that split their work by it).
   static int team_here() {
     const Place& place = here();
-    return place.crew ? 1 + place.crew->idle_.load(std::memory_order_relaxed) : 1;
+    return place.crew ? 1 + place.crew->helpers_now() : 1;
   }
 
   // body(lo, hi) over blocks of [0, count) by the calling thread (seated in slot `me`) and
@@ -252,7 +290,7 @@ class Crew {
     Slot& s = *slots_[static_cast<std::size_t>(me)];
     s.count = count;
     // About eight blocks per thread: helpers that join late still find work.
-    const auto threads = static_cast<std::int64_t>(slots_.size());
+    const auto threads = static_cast<std::int64_t>(std::min<std::size_t>(slots_.size(), static_cast<std::size_t>(cpus_)));
     s.grain = std::max<std::int64_t>({1, min_grain, count / (8 * threads)});
     s.blocks = (count + s.grain - 1) / s.grain;
     if (s.blocks > s.capacity) {  // (never with the grain above; kept for safety)
@@ -266,9 +304,14 @@ class Crew {
     s.failed.store(false, std::memory_order_relaxed);
     s.error = nullptr;
     s.open.store(true);  // seq_cst, against sleepers_ (see serve)
+    // Wake as many sleepers as there are free CPUs and blocks for them (the poster runs the
+    // loop in any case: no loop waits for a helper).
     if (sleepers_.load() > 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      wake_.notify_all();
+      const std::int64_t wake = std::min<std::int64_t>(room(), s.blocks - 1);
+      if (wake > 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (std::int64_t k = 0; k < wake; ++k) wake_.notify_one();
+      }
     }
     work(s, me);
     // Closed, then no helper is left inside once `users` is 0 (a helper counts itself in
@@ -291,10 +334,12 @@ class Crew {
     std::uint32_t spins = 0;
     for (;;) {
       bool worked = false;
-      for (std::size_t k = 0; k < slots_.size(); ++k)
-        if (static_cast<int>(k) != me && slots_[k]->open.load(std::memory_order_relaxed)) worked |= help(*slots_[k], me);
+      const bool crowded = room() < 0;  // more threads awake than CPUs: this one sleeps
+      if (!crowded)
+        for (std::size_t k = 0; k < slots_.size(); ++k)
+          if (static_cast<int>(k) != me && slots_[k]->open.load(std::memory_order_relaxed)) worked |= help(*slots_[k], me);
       if (!worked && running_.load() == 0) break;
-      if (!worked && ++spins % 64 != 0) {
+      if (!worked && !crowded && ++spins % 64 != 0) {
         pause();
         continue;
       }
@@ -308,27 +353,47 @@ class Crew {
         last_work = now;
         continue;
       }
-      if (now - last_work < kSpin) continue;
-      // Nothing to do for a while: sleep until a loop is posted or the last run ends (or
-      // kPoll at most, to poll).
+      if (now - last_work < kSpin && !crowded) continue;
+      // Nothing to do for a while (or no CPU free): sleep until woken for a loop or the last
+      // run ends. The calling thread wakes every kPoll to poll (Ctrl-C, progress); the others
+      // after kNap at most, should a wake-up be missed.
       bool woken = true;
       sleepers_.fetch_add(1);  // seq_cst, against open (see share)
+      asleep(true);
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (!any_open(me) && running_.load() != 0)
-          woken = wake_.wait_for(lock, kPoll) == std::cv_status::no_timeout;
+        if ((crowded || !any_open(me)) && running_.load() != 0)
+          woken = wake_.wait_for(lock, me == 0 ? kPoll : kNap) == std::cv_status::no_timeout;
       }
+      asleep(false);
       sleepers_.fetch_sub(1);
       // Woken by a loop: the run that posted it posts the next soon, spin for it again.
       if (woken) last_work = Clock::now();
     }
     idle_.fetch_sub(1);
+    asleep(true);  // done with this crew: its CPU is free for the others
   }
 
  private:
+  void asleep(bool yes) {
+    awake_.fetch_add(yes ? -1 : 1, std::memory_order_relaxed);
+    crews_awake().fetch_add(yes ? -1 : 1, std::memory_order_relaxed);
+  }
+
   // How long an idle thread spins for the next loop before it sleeps, and how often it polls.
   static constexpr std::chrono::microseconds kSpin{200};
   static constexpr std::chrono::milliseconds kPoll{5};
+  static constexpr std::chrono::milliseconds kNap{100};
+
+  // CPUs free now: the CPUs less the threads awake in every crew (those with a run, and the
+  // idle ones not asleep); negative when more are awake than CPUs. Relaxed: a hint.
+  int room() const { return cpus_ - crews_awake().load(std::memory_order_relaxed); }
+  // Idle threads a loop posted now could have: those awake, and sleepers a free CPU could run.
+  int helpers_now() const {
+    const int idle = idle_.load(std::memory_order_relaxed);
+    const int asleep = sleepers_.load(std::memory_order_relaxed);
+    return std::max(0, std::min(idle, idle - asleep + std::max(0, room())));
+  }
 
   struct alignas(64) Slot {
     std::atomic<bool> open{false};
@@ -404,6 +469,8 @@ class Crew {
   }
 
   std::vector<std::unique_ptr<Slot>> slots_;
+  const int cpus_;
+  std::atomic<int> awake_{0};  // this crew's share of crews_awake
   std::atomic<int> running_;  // threads not yet serving: they may still share loops
   std::atomic<int> idle_{0};
   std::atomic<int> sleepers_{0};

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..._validation import as_label_matrix, relabel_rows
-from ...io import Draws, convert_foreign
+from ...io import Draws, convert_foreign, refuse_similarity
 
 __all__ = ["vi_contributions", "evi_contributions", "contribution_rows", "draws_matrix"]
 
@@ -78,6 +78,7 @@ def vi_contributions(x: Any, y: Any) -> np.ndarray:
 def draws_matrix(draws: Any, name: str = "draws") -> np.ndarray:
     """H x n canonical int32 labels of ``draws`` (array-like, Draws, xarray or ArviZ)."""
     draws = convert_foreign(draws)
+    refuse_similarity(draws, name, "wasabi")
     if isinstance(draws, Draws):
         return relabel_rows(np.asarray(draws._core.labels_matrix()))
     matrix, single = as_label_matrix(draws, name)

@@ -1,0 +1,138 @@
+"""memory_limit wherever memory grows beyond O(n + H): a limit one byte below a call's estimate
+is a MemoryError up front (the engine never called), and the estimate itself is enough."""
+
+import numpy as np
+import pytest
+
+import salsox
+from salsox import _core
+from salsox.losses import get_loss
+from salsox._validation import relabel_bytes
+from salsox.metrics import as_truth
+
+
+def _draws(H=300, n=40, k=5, seed=0):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, size=n)
+    out = np.tile(truth, (H, 1))
+    flip = rng.random((H, n)) < 0.3
+    out[flip] = rng.integers(0, k, size=int(flip.sum()))
+    return out
+
+
+@pytest.fixture
+def engine_calls(monkeypatch):
+    """Counts the calls of the engine's evaluation entry points."""
+    calls = []
+    for name in ("expected_losses", "pairwise_losses", "psm_matrix", "countsum_losses", "callback_losses"):
+        real = getattr(_core, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(_core, name, spy)
+    return calls
+
+
+def _losses_need(draws, loss, estimates, n_jobs):
+    route = get_loss(loss)._route(as_truth(draws, get_loss(loss)))
+    est = np.atleast_2d(estimates)
+    return route.losses_bytes(len(est), int(est.max()) + 1, n_jobs)
+
+
+@pytest.mark.parametrize("loss", ["VI", "binder", "omARI", "VI.lb", "jaccard"])
+@pytest.mark.parametrize("m", [1, 5])
+def test_partition_loss(engine_calls, loss, m):
+    draws = salsox.Draws(_draws())
+    est = _draws(H=m, seed=3)
+    need = _losses_need(draws, loss, est, 2)
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.partition_loss(est, draws, loss, n_jobs=2, memory_limit=need - 1)
+    assert engine_calls == []
+    ok = salsox.partition_loss(est, draws, loss, n_jobs=2, memory_limit=need)
+    np.testing.assert_array_equal(ok, salsox.partition_loss(est, draws, loss, n_jobs=2))
+
+
+def test_one_estimate_tables_are_blocks_not_every_draw():
+    # n = 2,000, H = 3,000, k = 400 (the issue's case): the count tables of every draw took
+    # about 1 GiB; a block of draws per thread takes at most 1 MiB.
+    rng = np.random.default_rng(1)
+    draws = salsox.Draws(rng.integers(0, 400, size=(3000, 2000), dtype=np.int16))
+    need = _losses_need(draws, "binder", np.arange(2000) % 400, 2)
+    assert need < 4 * 2**20
+
+
+def test_psm(engine_calls):
+    draws = _draws()
+    n = draws.shape[1]
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.psm(draws, memory_limit=8 * n * n - 1)
+    assert engine_calls == []
+    np.testing.assert_array_equal(salsox.psm(draws, memory_limit=8 * n * n), salsox.psm(draws))
+
+
+def test_psm_is_built_in_place():
+    # The fraction of draws, as numpy computes it from the counts.
+    draws = _draws(H=7)
+    together = (draws[:, :, None] == draws[:, None, :]).sum(axis=0)
+    np.testing.assert_array_equal(salsox.psm(draws), together / 7.0)
+
+
+def test_dlso(engine_calls):
+    draws = salsox.Draws(_draws())
+    route = get_loss("VI")._route(draws)
+    h, n = draws.n_draws, draws.n_items
+    need = relabel_bytes(h, n) + route.losses_bytes(h, int(draws._core.kmax), 2)
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.dlso(draws, "VI", n_jobs=2, memory_limit=need - 1)
+    assert engine_calls == []
+    assert salsox.dlso(draws, "VI", n_jobs=2, memory_limit=need).labels.shape == (draws.n_items,)
+    cands = _draws(H=4, seed=5)
+    need = _losses_need(draws, "VI", cands, 2)
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.dlso(draws, "VI", candidates=cands, n_jobs=2, memory_limit=need - 1)
+
+
+def test_credible_ball(engine_calls):
+    draws = _draws()
+    centre = draws[0]
+    h, n = draws.shape
+    route = get_loss("VI")._route(salsox.Draws(centre[None, :]))
+    need = relabel_bytes(h, n) + 24 * h + route.losses_bytes(h, int(draws.max()) + 1, 2)
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.credible_ball(centre, draws, "VI", n_jobs=2, memory_limit=need - 1)
+    assert engine_calls == []
+    ball = salsox.credible_ball(centre, draws, "VI", n_jobs=2, memory_limit=need)
+    assert ball.radius >= 0
+
+
+def test_salso_final_evaluation_is_checked_before_the_search(engine_calls, monkeypatch):
+    draws = salsox.Draws(_draws())
+    loss = get_loss("VI")
+    route = loss._route(draws)
+    kd = draws.max_clusters
+    search = route.memory_bytes(2, kd)
+    final = route.losses_bytes(1, kd, 2)
+    searched = []
+    monkeypatch.setattr(_core, "salso_counts", lambda *a, **k: searched.append(1))
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.salso(draws, "VI", n_runs=2, n_jobs=2, seed=1, memory_limit=max(search, final) - 1)
+    assert searched == [] and engine_calls == []
+
+
+@pytest.mark.parametrize("threshold, mode", [(0.0, "path"), (0.5, "single")])
+def test_chips(monkeypatch, threshold, mode):
+    from salsox.uncertainty.chips import chips_bytes
+
+    draws = _draws()
+    h, n = draws.shape
+    need = chips_bytes(n, h, 8, 2, mode)
+    real = _core.chips
+    calls = []
+    monkeypatch.setattr(_core, "chips", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.chips(draws, threshold, n_runs=8, n_jobs=2, seed=1, memory_limit=need - 1)
+    assert calls == []
+    res = salsox.chips(draws, threshold, n_runs=8, n_jobs=2, seed=1, memory_limit=need, complete=False)
+    assert res.mode == mode and calls == [1]
