@@ -87,6 +87,8 @@ def test_slots_as_lanes_give_the_same_runs_as_visiting_the_nonzero_cells(kind: s
     # order: every run the same to the bit, on 8- and 16-bit counts, in scans and in
     # unallocated items' scores (sequential starts, zealous updates), at 4 to 40 slots, and
     # with a second thread helping the run over 1,200 draws.
+    if "avx2" not in _core.simd_paths():
+        pytest.skip("the entropy lanes run on the AVX2 and AVX-512 paths only, which this CPU (or build) lacks")
     problems = [(np.asarray(load_draws("iris")[:300]), 25, 4, 1), (_random_draws(2, n=70, k=20), 40, 2, 1),
                 (_random_draws(4, H=40, n=300, k=12), 30, 2, 1), (np.asarray(load_draws("galaxy")[:1200]), 20, 1, 2)]
     for x, cap, runs, jobs in problems:
@@ -104,6 +106,8 @@ def test_cell_sums_as_lanes_give_the_same_runs_on_every_path(kind: str, monkeypa
     # counts can pass the 16 that the lanes look up). Integer sums: the same bits as the scalar
     # pass, on 8- and 16-bit counts, in scans and in unallocated items' scores, and over blocks of
     # draws with a second thread helping the run; SALSOX_CELL_LANES=off turns the lanes off.
+    if "avx512" not in _core.simd_paths():
+        pytest.skip("the cell-sum lanes run on the AVX-512 path only, which this CPU (or build) lacks")
     problems = [(_random_draws(1, H=60, n=150, k=12), 25, 3, 1), (_random_draws(3, H=40, n=90, k=30), 32, 3, 1),
                 (_random_draws(2, H=50, n=300, k=20), 30, 2, 1), (np.asarray(load_draws("iris")[:300]), 25, 3, 1),
                 (np.asarray(load_draws("galaxy")[:1200]), 16, 1, 2)]

@@ -21,6 +21,7 @@
 #include "salsox/draws.hpp"
 #include "salsox/search.hpp"
 #include "common.hpp"
+#include "table_search.hpp"
 
 namespace py = pybind11;
 using namespace salsox;
@@ -167,19 +168,8 @@ void bind_countsum(py::module_& m) {
           if (x < 0 || x >= n) throw std::invalid_argument("labels must be in 0..n-1");
           q = std::max(q, x + 1);
         }
-        std::vector<double> out;
-        draws.visit([&](auto v) {
-          using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-          with_count_type(v.n, [&](auto count) {
-            CountSumState<Label, decltype(count)> state(v, loss, q + 1);
-            state.rebuild(lab);
-            if (!allocated) state.remove(item);
-            out.assign(static_cast<std::size_t>(state.slots()) + 1, 0.0);
-            if (allocated) state.score_move(item, out.data());
-            else state.score(item, out.data());
-            return 0;
-          });
-          return 0;
+        const std::vector<double> out = with_count_type(n, [&](auto count) {
+          return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated);
         });
         return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
       },
@@ -192,15 +182,9 @@ void bind_countsum(py::module_& m) {
       m, "salso_countsum", "SALSO search minimising the mean over draws of a count-sum formula.",
       [](const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters) {
         check_loss(draws, loss);
-        return PreparedSearch{draws.n(), [&draws, &loss, max_clusters](const SearchOptions& opts, Monitor monitor) {
-                                return draws.visit([&](auto v) {
-                                  using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-                                  return with_count_type(v.n, [&](auto count) {
-                                    using State = CountSumState<Label, decltype(count)>;
-                                    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters); },
-                                                     opts, monitor, StateBuild::Parallel);
-                                  });
-                                });
+        const EngineOptions engine = EngineOptions::from_env();
+        return PreparedSearch{draws.n(), [&draws, &loss, max_clusters, engine](const SearchOptions& opts, Monitor monitor) {
+                                return with_table_search(draws, loss, max_clusters, engine, opts, std::move(monitor));
                               }};
       },
       py::arg("draws"), py::arg("loss"));

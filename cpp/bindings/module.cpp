@@ -20,6 +20,7 @@
 #include "salsox/pairwise_state.hpp"
 #include "salsox/search.hpp"
 #include "common.hpp"
+#include "table_search.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -253,8 +254,8 @@ PYBIND11_MODULE(_core, m) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
         const RowOrder order = with_count_type(draws.n(), [&](auto count) {
-          return CountTableState<std::uint8_t, decltype(count)>::choose_row_order(rows, draws.H() * draws.kmax(), draws.agreement(),
-                                                                                  !loss.additive());
+          return CountTableState<std::uint8_t, decltype(count)>::choose_row_order(
+              rows, draws.H() * draws.kmax(), draws.agreement(), !loss.additive(), EngineOptions::from_env().row_order);
         });
         return std::string(order == RowOrder::ByLabel ? "label" : "draw");
       },
@@ -266,16 +267,10 @@ PYBIND11_MODULE(_core, m) {
       [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
-        simd_path();  // a SALSOX_SIMD it cannot honour is a ValueError here, not a silent fallback
-        return PreparedSearch{draws.n(), [&draws, &loss, max_clusters](const SearchOptions& opts, Monitor monitor) {
-                                return draws.visit([&](auto v) {
-                                  using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-                                  return with_count_type(v.n, [&](auto count) {
-                                    using State = CountTableState<Label, decltype(count)>;
-                                    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, RowOrder::Auto); },
-                                                     opts, monitor, StateBuild::Parallel);
-                                  });
-                                });
+        // Read once, here: a setting it cannot honour is a ValueError now, not a silent fallback.
+        const EngineOptions engine = EngineOptions::from_env();
+        return PreparedSearch{draws.n(), [&draws, &loss, max_clusters, engine](const SearchOptions& opts, Monitor monitor) {
+                                return with_table_search(draws, loss, max_clusters, engine, opts, std::move(monitor));
                               }};
       },
       py::arg("draws"), py::arg("loss"));
@@ -326,7 +321,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("forked_child", [] { return g_forked_child.load(); },
         "Whether this is a child forked after the engine used threads (it then uses one).");
-  m.def("simd_path", [] { return std::string(simd_name(simd_path())); },
+  m.def("simd_path", [] { return std::string(simd_name(EngineOptions::from_env().simd)); },
         "The instruction set the omARI and entropy scores use now: SALSOX_SIMD if set (ValueError when\n"
         "the CPU cannot run it), else the widest this CPU supports (baseline, avx2 or avx512).");
   m.def("simd_paths", [] {

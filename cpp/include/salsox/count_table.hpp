@@ -26,6 +26,7 @@
 #include "count_types.hpp"
 #include "draws.hpp"
 #include "order_by_key.hpp"
+#include "options.hpp"
 #include "threads.hpp"
 #include "simd.hpp"
 
@@ -43,14 +44,17 @@ template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
   // `order`: how the rows are ordered (RowOrder::Auto chooses by table size, see
-  // choose_row_order); callback states, which read a draw's rows as one block, keep the
-  // default ByDraw.
+  // choose_row_order, unless opts.row_order forces one); callback states, which read a draw's
+  // rows as one block, keep the default ByDraw. `opts`: the search's settings (options.hpp).
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
-                  RowOrder order = RowOrder::ByDraw)
+                  RowOrder order = RowOrder::ByDraw, const EngineOptions& opts = EngineOptions::from_env(false))
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
-        full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(simd_path(false)) {
+        full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(opts.simd) {
+    lane_cells_ = opts.cell_lanes;
     constexpr std::size_t line = kCacheLine / sizeof(Count);
-    set_row_order(order == RowOrder::Auto ? choose_row_order(d_.rows, d_.H * d_.kmax, d_.agreement, track_stats_) : order);
+    if (order == RowOrder::Auto)
+      order = choose_row_order(d_.rows, d_.H * d_.kmax, d_.agreement, track_stats_, opts.row_order);
+    set_row_order(order);
     // Room for the widest layout (all max_clusters slots; see grow), one line for the alignment
     // below, one so that word reads past a short last row stay inside.
     cnt_store_.assign(static_cast<std::size_t>(nrows_ * full_stride_) + 2 * line, 0);
@@ -84,18 +88,18 @@ class CountTableState {
     cells_are_counts_ = true;
     for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
     col_ver_.assign(kd_ + 1, 1);
-    cache_cells_ = scores_by_cell_sums(loss_.kind) && cell_cache_allowed() &&
+    cache_cells_ = scores_by_cell_sums(loss_.kind) && opts.cell_cache &&
                    cell_cache_fits(d_.n, kd_, table_bytes(nrows_, kd_, track_stats_));
   }
 
-  // The cell sums cache (count_table_cache.hpp): whether SALSOX_CELL_CACHE allows it, its
-  // bytes, and whether it fits next to a table of `table` bytes.
-  static bool cell_cache_allowed();
+  // The cell sums cache (count_table_cache.hpp): its bytes, and whether it fits next to a
+  // table of `table` bytes.
   static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters);
   static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table);
 
   // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
-  static RowOrder choose_row_order(std::int64_t rows, std::int64_t padded_rows, double agreement, bool tracked);
+  static RowOrder choose_row_order(std::int64_t rows, std::int64_t padded_rows, double agreement, bool tracked,
+                                   RowOrder forced = RowOrder::Auto);
 
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
@@ -359,7 +363,6 @@ class CountTableState {
   void score_baseline(std::int64_t i, double* out);
 #if SALSOX_SIMD_X86
   SALSOX_TARGET_AVX2 void score_avx2(std::int64_t i, double* out);
-  SALSOX_TARGET_AVX512 void score_avx512(std::int64_t i, double* out);
 #endif
   template <SimdPath P>
   static std::int32_t padded_slots(std::int32_t s) {
@@ -384,10 +387,9 @@ class CountTableState {
   SALSOX_INLINE void score_nid(std::int64_t i, double* out);
   // Whether NVI's and NID's scores take every slot as a lane on the AVX2 and AVX-512 paths,
   // up to kLaneVectors vectors of four slots (scores_entropy.hpp), and the cell sums on the
-  // AVX-512 path (cell_lanes.hpp; SALSOX_CELL_LANES).
-  static bool cell_lanes_allowed();
+  // AVX-512 path (cell_lanes.hpp; EngineOptions::cell_lanes).
   static constexpr std::int32_t kLaneVectors = 8;
-  bool lane_cells_ = cell_lanes_allowed();
+  bool lane_cells_ = true;
 #if SALSOX_SIMD_X86
   template <int V>
   SALSOX_TARGET_AVX2 void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*) const;

@@ -5,38 +5,10 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <stdexcept>
-#include <string>
 
 #include "count_table.hpp"
 
 namespace salsox {
-
-// SALSOX_CELL_CACHE=off turns the cell sums cache off (for tests and measurements: the
-// searches are the same either way); auto (or unset) keeps it where it fits.
-template <class Label, class Count>
-inline bool CountTableState<Label, Count>::cell_cache_allowed() {
-  const char* env = std::getenv("SALSOX_CELL_CACHE");
-  if (env == nullptr) return true;
-  const std::string want(env);
-  if (want.empty() || want == "auto") return true;
-  if (want == "off") return false;
-  throw std::invalid_argument("SALSOX_CELL_CACHE must be one of auto, off; got '" + want + "'");
-}
-
-// SALSOX_CELL_LANES=off makes NVI's and NID's scores visit only the nonzero cells even where
-// they could take every slot as a lane, and the cell sums of VI, ID and the tabulated losses
-// load each cell (for tests and measurements: the searches are the same either way); auto (or
-// unset) keeps the lanes (score_nvi, cell_sums_pass).
-template <class Label, class Count>
-inline bool CountTableState<Label, Count>::cell_lanes_allowed() {
-  const char* env = std::getenv("SALSOX_CELL_LANES");
-  const std::string want = env ? env : "";
-  if (want.empty() || want == "auto") return true;
-  if (want == "off") return false;
-  throw std::invalid_argument("SALSOX_CELL_LANES must be one of auto, off; got '" + want + "'");
-}
 
 // Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
 // item's sums per slot between its scores (see cell_sums_cached): while that cache (a value

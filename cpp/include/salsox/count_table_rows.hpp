@@ -4,10 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -50,22 +47,14 @@ inline void CountTableState<Label, Count>::set_row_order(RowOrder order) {
 
 // The row order RowOrder::Auto takes. By label, an item's rows in consecutive draws that give it
 // the same label are neighbours (often in one cache line); by draw, each draw's row is a line of
-// its own, but the table is compact (by label it has room for kmax rows per draw). Measured
-// (benchmarks/bench_layout.py, 16 runs): by label was 4-23% faster on ex1 and ex2 (tables of
-// 540 KB at 8-byte rows, over the 512 KB L2 cache; 72% of labels as in the draw before) and
-// 2-20% slower on iris and galaxy (78 and 450 KB; 25% and 45%). So: by label when the table at
-// its first width would not fit in 512 KB and most labels repeat from one draw to the next.
-// SALSOX_TABLE_ORDER=draw|label forces one (for tests and measurements).
+// its own, but the table is compact (by label it has room for kmax rows per draw). By label
+// pays when the table at its first width would not fit in a 512 KB L2 cache and most labels
+// repeat from one draw to the next (benchmarks/bench_layout.py; figures in docs/performance.md).
+// `forced` (EngineOptions::row_order), unless Auto, is taken as it is.
 template <class Label, class Count>
 inline RowOrder CountTableState<Label, Count>::choose_row_order(std::int64_t rows, std::int64_t padded_rows,
-                                                                double agreement, bool tracked) {
-  if (const char* env = std::getenv("SALSOX_TABLE_ORDER")) {
-    const std::string want(env);
-    if (want == "draw") return RowOrder::ByDraw;
-    if (want == "label") return RowOrder::ByLabel;
-    if (!want.empty() && want != "auto")
-      throw std::invalid_argument("SALSOX_TABLE_ORDER must be one of auto, draw, label; got '" + want + "'");
-  }
+                                                                double agreement, bool tracked, RowOrder forced) {
+  if (forced != RowOrder::Auto) return forced;
   const double bytes = static_cast<double>(rows) * static_cast<double>(row_stride(kFirstSlots + (tracked ? 1 : 0))) *
                        static_cast<double>(sizeof(Count));
   // By label, every draw has room for kmax rows (padded_rows = H x kmax): not when a few draws
@@ -216,10 +205,11 @@ inline void CountTableState<Label, Count>::for_each_nonzero(const Count* row, st
 // RowOrder::Auto, the row order it picks for draws with this agreement).
 inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                                 bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                                double agreement = 0.0, bool cell_sums = false) {
+                                double agreement = 0.0, bool cell_sums = false,
+                                const EngineOptions& opts = EngineOptions::from_env()) {
   return with_count_type(n, [&](auto count) {
     using State = CountTableState<std::uint8_t, decltype(count)>;
-    if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked);
+    if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked, opts.row_order);
     return State::footprint(rows, H, n, max_clusters, tracked, kmax, order, cell_sums);
   });
 }

@@ -55,7 +55,7 @@ inline void CountTableState<Label, Count>::row_cell_sums(const Count* row, bool 
 }
 
 // Whether row_cell_sums skips the zero cells: from 8 slots (below, the plain loop costs less
-// than finding the nonzero ones: iris VI, two clusters, took 3% more instructions) up to 64
+// than finding the nonzero ones: more instructions on iris VI) up to 64
 // (for_each_nonzero's masks).
 template <class Label, class Count>
 inline bool CountTableState<Label, Count>::skip_zero_cells() const {

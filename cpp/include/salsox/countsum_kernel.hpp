@@ -25,7 +25,7 @@ struct CsKernelCall {
 
   // With loss.dense_kernel set, for a formula whose result is Full. A formula with a separable
   // form is then scored densely too: compiled, every draw x slot costs less than the sparse
-  // scores' node loops over the nonzero cells (NVI as a count sum: 1.9x faster on ex1).
+  // scores' node loops over the nonzero cells (benchmarks/bench_losses.py).
   // `elems`: values per block, plus `slack` past them; drawv and slotv: the state's buffers.
   void prepare(const CountSumLoss& loss, std::int64_t elems, std::int64_t slack,
                const std::vector<std::vector<double>>& drawv, const std::vector<std::vector<double>>& slotv) {

@@ -39,10 +39,11 @@ class CountSumState {
   static constexpr std::int64_t kSparseCells = 16384;
   static constexpr std::int64_t kListChunk = 256;  // cells of a sparse list evaluated together
 
-  CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters)
+  CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters,
+                const EngineOptions& opts = EngineOptions::from_env(false))
       : d_(draws), loss_(loss),
         storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
-        table_(draws, storage_loss_, max_clusters, RowOrder::Auto) {
+        table_(draws, storage_loss_, max_clusters, RowOrder::Auto, opts) {
     for (int w = 0; w < 3; ++w) {
       for (const auto& t : loss_.g[w]) {
         std::vector<double> diff(t.size() - 1);

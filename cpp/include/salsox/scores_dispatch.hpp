@@ -1,6 +1,7 @@
 // The per-path entry points of the omARI and entropy scores (simd.hpp): the kernels of
 // scores_omari.hpp and scores_entropy.hpp are inlined into one member function per path, each
-// compiled for its instruction set, and a state calls the one it picked when it was built.
+// compiled for its instruction set (baseline and AVX2), and a state calls the one it picked
+// when it was built.
 #pragma once
 #include <cstdint>
 
@@ -30,18 +31,14 @@ template <class Label, class Count>
 SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::score_avx2(std::int64_t i, double* out) {
   score_on<SimdPath::AVX2>(i, out);
 }
-
-template <class Label, class Count>
-SALSOX_TARGET_AVX512 void CountTableState<Label, Count>::score_avx512(std::int64_t i, double* out) {
-  score_on<SimdPath::AVX512>(i, out);
-}
 #endif
 
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::score_simd(std::int64_t i, double* out) {
 #if SALSOX_SIMD_X86
-  if (simd_ == SimdPath::AVX512) return score_avx512(i, out);
-  if (simd_ == SimdPath::AVX2) return score_avx2(i, out);
+  // The AVX-512 path runs the AVX2 scores: AVX-512 builds of them gained too little to keep
+  // (benchmarks/bench_ablation.py, docs/performance.md).
+  if (simd_ != SimdPath::Baseline) return score_avx2(i, out);
 #endif
   score_baseline(i, out);
 }

@@ -70,10 +70,8 @@ inline void CountTableState<Label, Count>::sort_slots() {
 // masked out; otherwise visiting only the nonzero cells (for_each_nonzero). Both take the same
 // operations in each cell and add a slot's cells in the draws' order: the same bits. Lanes
 // do a division per slot, visits one per nonzero cell, but a visit costs more than a lane:
-// from a random start every slot holds some of a draw cluster, and even late in a run iris's
-// rows have 8 nonzero cells in 17 slots. Measured, 16 runs, one thread: lanes 1.47x (iris),
-// 1.59x (galaxy) and 1.52x (ex1) faster; picking by the last score's share of nonzero cells
-// (lanes from one in 6) was 1-2% slower than lanes always.
+// from a random start every slot holds some of a draw cluster, and even late in a run most of
+// a row's cells are nonzero (benchmarks/bench_ablation.py, cell_lanes).
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
@@ -227,7 +225,7 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
     // draw's Hr, by chunks of draws (draw_chunks), and sums per chunk the Hr at most each
     // sorted He and counts them (threshold_sums; the sums, then from q + 1 the numbers).
     // The cells are VI's exact sums, as in a scan. (One pass of both, with a bucket per draw
-    // added to in memory, took ex1's ID search 1.5x as long.)
+    // added to in memory, was slower: docs/performance.md.)
     const double* th = sorted_he_.data();
     below_sums = draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
                                                 SALSOX_INLINE {

@@ -19,9 +19,7 @@ template <SimdPath P, class F>
 inline void CountTableState<Label, Count>::share_score(std::int64_t count, const F& f) {
   int team = 1;
 #if SALSOX_SIMD_X86
-  if constexpr (P == SimdPath::AVX512)
-    team = parallel_for(count, [&f](std::int64_t b) SALSOX_TARGET_AVX512 { f(b); });
-  else if constexpr (P == SimdPath::AVX2)
+  if constexpr (P == SimdPath::AVX2)
     team = parallel_for(count, [&f](std::int64_t b) SALSOX_TARGET_AVX2 { f(b); });
   else
 #endif

@@ -395,8 +395,7 @@ class SalsoRun {
 
 // How run_salso builds its per-thread states: Serial for states whose construction may call
 // back into Python; Parallel, each on its own thread, for the built-in ones (one after another,
-// 16 states of ex1's tables took about 16 ms before any run could start, and every table was
-// first touched by the calling thread).
+// every run waits for all the states, and every table is first touched by the calling thread).
 enum class StateBuild { Serial, Parallel };
 
 // Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream

@@ -2,19 +2,16 @@
 // scores_omari.hpp and scores_entropy.hpp). The build takes no -march flag, so that a wheel
 // runs on any x86-64 CPU: the kernels are compiled once per path from the same source, the
 // wider ones under __attribute__((target(...))), and each count-table state picks the path
-// when it is built.
+// when it is built. The scores have a baseline and an AVX2 build; the AVX-512 path runs the
+// AVX2 scores and adds only the cell-sum lanes of cell_lanes.hpp (an AVX-512 kernel stays only
+// while it gains 20% over AVX2 on a row: benchmarks/bench_ablation.py, docs/performance.md).
 //
 // Every path gives the same bits: each SIMD lane is a different candidate slot, so a slot's
 // sums are accumulated in the same order as on the baseline path, and the build passes
 // -ffp-contract=off so that no path fuses a multiply and an add (AVX-512F brings FMA).
 //
-// SALSOX_SIMD=baseline|avx2|avx512 forces a path (for tests and measurements); unset, empty
-// or "auto" takes the widest the CPU supports. A path the CPU lacks, or another value, is an
-// error (std::invalid_argument, a ValueError in Python).
+// SALSOX_SIMD forces a path (options.hpp); by default a search takes the widest the CPU runs.
 #pragma once
-#include <cstdlib>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -60,23 +57,6 @@ inline std::vector<SimdPath> simd_paths() {
   for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2, SimdPath::AVX512})
     if (simd_supported(p)) out.push_back(p);
   return out;
-}
-
-// The path to use now: SALSOX_SIMD if set, else the widest supported. A value it cannot honour
-// throws when `strict` (the entry points check it so, before any thread starts) and otherwise
-// gives the widest supported path (the states, which may be built on any thread).
-inline SimdPath simd_path(bool strict = true) {
-  const char* env = std::getenv("SALSOX_SIMD");
-  const std::string want = env ? env : "";
-  if (want.empty() || want == "auto") return simd_paths().back();
-  for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2, SimdPath::AVX512}) {
-    if (want != simd_name(p)) continue;
-    if (simd_supported(p)) return p;
-    if (!strict) return simd_paths().back();
-    throw std::invalid_argument("SALSOX_SIMD=" + want + ": this CPU (or build) cannot run that path");
-  }
-  if (!strict) return simd_paths().back();
-  throw std::invalid_argument("SALSOX_SIMD must be one of auto, baseline, avx2, avx512; got '" + want + "'");
 }
 
 }  // namespace salsox

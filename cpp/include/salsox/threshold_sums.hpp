@@ -56,40 +56,6 @@ inline void in_threshold_groups(std::int32_t m, const Group& group) {
   }
 }
 
-template <int G>
-SALSOX_TARGET_AVX512 inline void threshold_group_avx512(const double* x, std::int64_t n, const double* th,
-                                                        double* sum, double* count) {
-  __m512d s[G], bound[G];
-  __m512i c[G];
-  const __m512i one = _mm512_set1_epi64(1);
-  for (int g = 0; g < G; ++g) {
-    s[g] = _mm512_setzero_pd();
-    bound[g] = _mm512_set1_pd(th[g]);
-    c[g] = _mm512_setzero_si512();
-  }
-  for (std::int64_t t = 0; t < n; t += kThresholdLanes) {
-    const __m512d v = _mm512_loadu_pd(x + t);
-    for (int g = 0; g < G; ++g) {
-      const __mmask8 in = _mm512_cmp_pd_mask(v, bound[g], _CMP_LE_OQ);
-      s[g] = _mm512_mask_add_pd(s[g], in, s[g], v);
-      c[g] = _mm512_mask_add_epi64(c[g], in, c[g], one);
-    }
-  }
-  for (int g = 0; g < G; ++g) {
-    alignas(64) double lanes[kThresholdLanes];
-    _mm512_store_pd(lanes, s[g]);
-    sum[g] = add_threshold_lanes(lanes);
-    count[g] = static_cast<double>(_mm512_reduce_add_epi64(c[g]));
-  }
-}
-
-inline void threshold_sums_avx512(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
-                                  double* count) {
-  in_threshold_groups(m, [&](auto group, std::int32_t p) {
-    threshold_group_avx512<decltype(group)::value>(x, n, th + p, sum + p, count + p);
-  });
-}
-
 // Lanes 0-3 in one vector, 4-7 in the other.
 template <int G>
 SALSOX_TARGET_AVX2 inline void threshold_group_avx2(const double* x, std::int64_t n, const double* th, double* sum,
@@ -136,8 +102,7 @@ template <SimdPath P>
 inline void threshold_sums(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
                            double* count) {
 #if SALSOX_SIMD_X86
-  if constexpr (P == SimdPath::AVX512) return threshold_sums_avx512(x, n, th, m, sum, count);
-  if constexpr (P == SimdPath::AVX2) return threshold_sums_avx2(x, n, th, m, sum, count);
+  if constexpr (P != SimdPath::Baseline) return threshold_sums_avx2(x, n, th, m, sum, count);
 #endif
   threshold_sums_baseline(x, n, th, m, sum, count);
 }
@@ -167,48 +132,6 @@ inline void threshold_split_baseline(const double* x, const double* a, const dou
 }
 
 #if SALSOX_SIMD_X86
-template <int G>
-SALSOX_TARGET_AVX512 inline void threshold_split_group_avx512(const double* x, const double* a, const double* b,
-                                                              const double* c, std::int64_t n, const double* th,
-                                                              double* below, double* above_b, double* above_c) {
-  __m512d sa[G], sb[G], sc[G], bound[G];
-  for (int g = 0; g < G; ++g) {
-    sa[g] = sb[g] = sc[g] = _mm512_setzero_pd();
-    bound[g] = _mm512_set1_pd(th[g]);
-  }
-  for (std::int64_t t = 0; t < n; t += kThresholdLanes) {
-    const __m512d v = _mm512_loadu_pd(x + t), va = _mm512_loadu_pd(a + t), vb = _mm512_loadu_pd(b + t),
-                  vc = _mm512_loadu_pd(c + t);
-    for (int g = 0; g < G; ++g) {
-      const __mmask8 in = _mm512_cmp_pd_mask(v, bound[g], _CMP_LE_OQ);
-      const auto out = static_cast<__mmask8>(~in);
-      sa[g] = _mm512_mask_add_pd(sa[g], in, sa[g], va);
-      sb[g] = _mm512_mask_add_pd(sb[g], out, sb[g], vb);
-      sc[g] = _mm512_mask_add_pd(sc[g], out, sc[g], vc);
-    }
-  }
-  for (int g = 0; g < G; ++g) {
-    alignas(64) double lanes[3][kThresholdLanes];
-    _mm512_store_pd(lanes[0], sa[g]);
-    _mm512_store_pd(lanes[1], sb[g]);
-    _mm512_store_pd(lanes[2], sc[g]);
-    below[g] = add_threshold_lanes(lanes[0]);
-    above_b[g] = add_threshold_lanes(lanes[1]);
-    above_c[g] = add_threshold_lanes(lanes[2]);
-  }
-}
-
-SALSOX_TARGET_AVX512 inline void threshold_split_avx512(const double* x, const double* a, const double* b,
-                                                        const double* c, std::int64_t n, const double* th,
-                                                        std::int32_t m, double* below, double* above_b,
-                                                        double* above_c) {
-  std::int32_t p = 0;
-  for (; p + 3 <= m; p += 3)
-    threshold_split_group_avx512<3>(x, a, b, c, n, th + p, below + p, above_b + p, above_c + p);
-  if (m - p == 2) threshold_split_group_avx512<2>(x, a, b, c, n, th + p, below + p, above_b + p, above_c + p);
-  if (m - p == 1) threshold_split_group_avx512<1>(x, a, b, c, n, th + p, below + p, above_b + p, above_c + p);
-}
-
 // Lanes 0-3 in one vector, 4-7 in the other, as threshold_group_avx2.
 SALSOX_TARGET_AVX2 inline void threshold_split_avx2(const double* x, const double* a, const double* b,
                                                     const double* c, std::int64_t n, const double* th, std::int32_t m,
@@ -243,8 +166,7 @@ template <SimdPath P>
 inline void threshold_split_sums(const double* x, const double* a, const double* b, const double* c, std::int64_t n,
                                  const double* th, std::int32_t m, double* below, double* above_b, double* above_c) {
 #if SALSOX_SIMD_X86
-  if constexpr (P == SimdPath::AVX512) return threshold_split_avx512(x, a, b, c, n, th, m, below, above_b, above_c);
-  if constexpr (P == SimdPath::AVX2) return threshold_split_avx2(x, a, b, c, n, th, m, below, above_b, above_c);
+  if constexpr (P != SimdPath::Baseline) return threshold_split_avx2(x, a, b, c, n, th, m, below, above_b, above_c);
 #endif
   threshold_split_baseline(x, a, b, c, n, th, m, below, above_b, above_c);
 }

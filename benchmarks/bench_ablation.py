@@ -1,0 +1,139 @@
+"""Every optional fast path of the engine, turned off in turn in the same build (issue 38).
+
+For every row of the speed table of docs/comparison.md (shared/reference/r_salso.csv: the
+default 16-run search, one thread, seed 0) it times the search (CPU seconds of the process:
+the search runs on one thread, and on a shared machine the CPU time moves far less with the
+load than the wall time) with the engine's settings at their defaults and with each optional
+path off, the calls taking turns (default, off 1, off 2, ..., default, ...) ``--repeat``
+times, keeping the fastest of each. It checks that every setting
+gives the same estimate and loss (the paths change speed only) and prints, per row, the ratio
+off/on of each path (above 1: the path is faster; 1.10 is the bar a path must reach on at
+least one row to stay, see docs/performance.md).
+
+The paths and the setting that turns each off (environment variables of the engine, read once
+per search into its options, cpp/include/salsox/options.hpp):
+
+- ``avx512``: the AVX-512 kernels (``SALSOX_SIMD=avx2``), where the CPU has them;
+- ``avx2``: the AVX2 kernels against the portable ones (``SALSOX_SIMD=baseline`` against
+  ``SALSOX_SIMD=avx2``);
+- each entry of ``SWITCHES`` below (``--paths`` picks some).
+
+    python benchmarks/bench_ablation.py                            # all 32 rows (minutes)
+    python benchmarks/bench_ablation.py --datasets iris galaxy --repeat 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import functools
+import math
+import os
+import platform
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+import salsox
+from _common import DATASETS, load_draws, loss_of, print_table, reference_rows, restored_env
+
+# path name -> (environment: the settings with the path off, environment: the baseline it is
+# compared with). Empty dicts mean the defaults.
+Setting = Dict[str, str]
+SIMD_PATHS: Dict[str, Tuple[Setting, Setting]] = {
+    "avx512": ({"SALSOX_SIMD": "avx2"}, {}),
+    "avx2": ({"SALSOX_SIMD": "baseline"}, {"SALSOX_SIMD": "avx2"}),
+}
+SWITCHES: Dict[str, Tuple[Setting, Setting]] = {
+    "cell_cache": ({"SALSOX_CELL_CACHE": "off"}, {}),
+    "cell_lanes": ({"SALSOX_CELL_LANES": "off"}, {}),
+    "label_order": ({"SALSOX_TABLE_ORDER": "draw"}, {}),
+}
+VARIABLES = ("SALSOX_SIMD", "SALSOX_CELL_CACHE", "SALSOX_CELL_LANES", "SALSOX_TABLE_ORDER")
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _search(draws: "salsox.Draws", loss: object, setting: Setting) -> "salsox.Estimate":
+    for name in VARIABLES:
+        os.environ.pop(name, None)
+    os.environ.update(setting)
+    return salsox.salso(draws, loss, n_runs=16, n_jobs=1, seed=0)
+
+
+def _best_cpu_times(calls: List[Callable[[], object]], repeat: int) -> List[Tuple[float, object]]:
+    """Fastest CPU time of `repeat` calls of each, the calls taking turns."""
+    best = [math.inf] * len(calls)
+    results: List[object] = [None] * len(calls)
+    for _ in range(repeat):
+        for j, call in enumerate(calls):
+            t0 = time.process_time()
+            results[j] = call()
+            best[j] = min(best[j], time.process_time() - t0)
+    return list(zip(best, results))
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    from salsox import _core
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--paths", nargs="*", default=None, help="paths to turn off (default: all this build has)")
+    parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per setting")
+    args = parser.parse_args(argv)
+
+    have = set(_core.simd_paths())
+    paths = {k: v for k, v in SIMD_PATHS.items() if k in have}
+    paths.update(SWITCHES)
+    if args.paths is not None:
+        paths = {k: v for k, v in paths.items() if k in args.paths}
+    # The distinct settings to time, each once per turn.
+    settings: List[Setting] = [{}]
+    for off, base in paths.values():
+        for s in (off, base):
+            if s not in settings:
+                settings.append(s)
+
+    print(f"CPU: {_cpu_name()} ({os.cpu_count()} logical CPUs), SIMD paths {sorted(have)}; "
+          f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load {os.getloadavg()[0]:.2f}")
+    table, worst, best = [], {k: math.inf for k in paths}, {k: 0.0 for k in paths}
+    with restored_env("SALSOX_SIMD"), restored_env("SALSOX_CELL_CACHE"), \
+            restored_env("SALSOX_CELL_LANES"), restored_env("SALSOX_TABLE_ORDER"):
+        for ref in reference_rows():
+            if ref["dataset"] not in args.datasets:
+                continue
+            draws, loss = salsox.Draws(load_draws(ref["dataset"])), loss_of(ref)
+            calls = [functools.partial(_search, draws, loss, s) for s in settings]
+            timed = _best_cpu_times(calls, args.repeat)
+            first = timed[0][1]
+            for (_, est), s in zip(timed, settings):
+                if list(est.labels) != list(first.labels) or est.expected_loss != first.expected_loss:
+                    raise SystemExit(f"{ref['dataset']} {ref['loss']}: {s} changes the estimate")
+            t = {i: timed[i][0] for i in range(len(settings))}
+            ratios = []
+            for name, (off, base) in paths.items():
+                r = t[settings.index(off)] / t[settings.index(base)]
+                ratios.append(r)
+                if first.info["engine"] == "counts":  # the paths act on count tables only
+                    worst[name], best[name] = min(worst[name], r), max(best[name], r)
+            table.append([ref["dataset"], ref["r_call"], first.info["engine"], t[0]] + ratios)
+            print(f"{ref['dataset']:7} {ref['r_call']:14} {t[0]:.3f} s  " +
+                  "  ".join(f"{k} {r:.2f}" for k, r in zip(paths, ratios)), flush=True)
+    print(f"\nload after: {os.getloadavg()[0]:.2f}; ratios are off/on (above 1: the path is faster)\n")
+    print_table(["dataset", "loss (R call)", "engine", "default (CPU s)"] + [f"{k} off/on" for k in paths], table)
+    print()
+    print("Over the rows searched on count tables (the others show the noise):")
+    print_table(["path", "best row", "worst row", "keeps its place (>= 1.10)"],
+                [[k, best[k], worst[k], "yes" if best[k] >= 1.10 else "no"] for k in paths])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+// The engine's settings: every optional path a search may take, in one struct, read from the
+// environment in one place (EngineOptions::from_env), once per search by its entry point and
+// handed to its states. Each setting exists for tests and measurements (benchmarks/
+// bench_ablation.py turns each path off in turn); the searches give the same bits whatever
+// they are. A value that is not allowed is an error (std::invalid_argument, a ValueError in
+// Python) naming the variable.
+#pragma once
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "count_types.hpp"
+#include "simd.hpp"
+
+namespace salsox {
+
+struct EngineOptions {
+  // SALSOX_SIMD=baseline|avx2|avx512: the instruction set of the compute-bound scores (simd.hpp);
+  // unset, empty or auto: the widest this CPU runs. A path the CPU lacks is an error.
+  SimdPath simd = simd_paths().back();
+  // SALSOX_CELL_CACHE=off: no cell sums cache (count_table_cache.hpp).
+  bool cell_cache = true;
+  // SALSOX_CELL_LANES=off: NVI's and NID's scores visit only the nonzero cells, and the cell
+  // sums load each cell, instead of taking every slot as a SIMD lane.
+  bool cell_lanes = true;
+  // SALSOX_TABLE_ORDER=draw|label: forces the count tables' row order; Auto lets each table
+  // choose by its size (CountTableState::choose_row_order).
+  RowOrder row_order = RowOrder::Auto;
+
+  // The settings the environment gives. `strict`: a value it cannot honour throws (the entry
+  // points read it so, before any thread starts); otherwise that setting keeps its default.
+  static EngineOptions from_env(bool strict = true) {
+    EngineOptions o;
+    auto fail = [strict](const std::string& what) {
+      if (strict) throw std::invalid_argument(what);
+    };
+    const std::string simd = value("SALSOX_SIMD");
+    if (!simd.empty() && simd != "auto") {
+      bool named = false;
+      for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2, SimdPath::AVX512}) {
+        if (simd != simd_name(p)) continue;
+        named = true;
+        if (simd_supported(p))
+          o.simd = p;
+        else
+          fail("SALSOX_SIMD=" + simd + ": this CPU (or build) cannot run that path");
+      }
+      if (!named) fail("SALSOX_SIMD must be one of auto, baseline, avx2, avx512; got '" + simd + "'");
+    }
+    o.cell_cache = on_off("SALSOX_CELL_CACHE", fail);
+    o.cell_lanes = on_off("SALSOX_CELL_LANES", fail);
+    const std::string order = value("SALSOX_TABLE_ORDER");
+    if (order == "draw")
+      o.row_order = RowOrder::ByDraw;
+    else if (order == "label")
+      o.row_order = RowOrder::ByLabel;
+    else if (!order.empty() && order != "auto")
+      fail("SALSOX_TABLE_ORDER must be one of auto, draw, label; got '" + order + "'");
+    return o;
+  }
+
+ private:
+  static std::string value(const char* name) {
+    const char* env = std::getenv(name);
+    return env ? env : "";
+  }
+  template <class Fail>
+  static bool on_off(const char* name, Fail& fail) {
+    const std::string want = value(name);
+    if (want.empty() || want == "auto") return true;
+    if (want == "off") return false;
+    fail(std::string(name) + " must be one of auto, off; got '" + want + "'");
+    return true;
+  }
+};
+
+}  // namespace salsox
