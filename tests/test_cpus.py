@@ -4,6 +4,7 @@ OMP_NUM_THREADS when set, and the OpenMP limit that threadpoolctl sets."""
 import io
 import os
 import subprocess
+import tempfile
 import sys
 
 import numpy as np
@@ -67,8 +68,11 @@ def test_a_cgroup_v1_quota(tmp_path, monkeypatch, no_omp_env):
 
 def test_omp_num_threads_when_set_is_the_default():
     code = "from salsox._validation import check_n_jobs; print(check_n_jobs(None), check_n_jobs(-1))"
-    env = dict(os.environ, OMP_NUM_THREADS="3", PYTHONPATH=os.getcwd())
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    env = dict(os.environ, OMP_NUM_THREADS="3")
+    # Outside the checkout, so that the installed package (with its extension) is imported.
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
+    )
     assert out.stdout.split() == ["3", "3"]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import sys
 import threading
 from pathlib import Path
@@ -31,9 +32,15 @@ def write(tmp_path: Path, name: str, text: str, encoding: str = "utf-8") -> str:
 
 
 def salsox_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # Run outside the checkout: from its root, `-m salsox` would import the source tree, which
+    # holds no compiled extension, instead of the installed package.
     return subprocess.run(
-        [sys.executable, "-m", "salsox", *args], input=stdin, capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "salsox", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+        timeout=120,
     )
 
 
