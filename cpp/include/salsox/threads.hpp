@@ -109,8 +109,8 @@ class Interrupt {
 
 // The threads of a parallel loop still at work. The calling thread waits for them while it
 // answers interrupts (poll, every 5 ms at most) and is woken as soon as the last one is done:
-// a fixed 5 ms sleep between polls made loops of a few milliseconds slower on two threads than
-// on one (galaxy's Binder search, 16 runs: 10 ms against 7 ms).
+// a fixed sleep between polls made loops of a few milliseconds slower on two threads than on one
+// (docs/performance.md, "Thread plumbing").
 class Countdown {
  public:
   explicit Countdown(int left) : left_(left) {}
@@ -422,9 +422,8 @@ class Crew {
   // passes write and read the same draws' rows pass after pass: with every thread starting
   // where it started the pass before, each keeps mostly the same draws, and their rows stay
   // in its core's cache, where blocks taken from one shared counter went to whichever thread
-  // came first (one run of ex1 on two threads, faster than on one by: Binder 1.17x -> 1.56x,
-  // omARI 1.20x -> 1.52x, ID 1.25x -> 1.43x, NVI 1.53x -> 1.75x). A helper counts itself in
-  // `joined` at its first block.
+  // came first (docs/performance.md, "Thread plumbing"). A helper counts itself in `joined` at
+  // its first block.
   void work(Slot& s, int who) {
     const bool helper = &s != slots_[static_cast<std::size_t>(who)].get();
     bool counted = !helper;
