@@ -66,7 +66,9 @@ def check_n_jobs(n_jobs: Any) -> int:
     if n_jobs is not None:
         n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
         if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores, got 0")
+            raise ValueError(
+                "n_jobs must be a positive number of threads, or -1/None for the CPUs the process may use, got 0"
+            )
     if not _core.has_openmp():
         return 1
     if n_jobs is None or n_jobs == -1:

@@ -488,7 +488,7 @@ def _add_search(p: argparse.ArgumentParser) -> None:
 
 
 def _add_jobs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", "-j", type=int, default=None, help="threads (default: all cores)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="threads (default: the CPUs the process may use)")
 
 
 def _add_plot(p: argparse.ArgumentParser) -> None:

@@ -89,7 +89,7 @@ def diagnose(
         The same seed gives the same result for any ``n_jobs``; default a fresh one, in
         ``info["seed"]``.
     n_jobs : int, optional
-        Threads of the searches and of the distance computations (default: all cores).
+        Threads of the searches and of the distance computations (default: the CPUs the process may use).
     memory_limit : int, optional
         Bytes the searches' tables and the mapped traces may take (default 16 GiB); more is a
         MemoryError before any work.

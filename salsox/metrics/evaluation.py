@@ -30,7 +30,7 @@ def psm(draws: Any, n_jobs: Optional[int] = None, *, memory_limit: Optional[int]
         Posterior draws. One partition gives its adjacency matrix (1 where two items share a
         cluster, else 0), as R's ``psm`` of a single clustering.
     n_jobs : int, optional
-        Threads (default: all cores).
+        Threads (default: the CPUs the process may use).
     memory_limit : int, optional
         Bytes the matrix may take (8 n^2, built in place); more is a MemoryError up front.
         Default: 8 GiB.
@@ -196,7 +196,7 @@ def partition_loss(
     loss : str or Loss
         See :mod:`salsox.losses`.
     n_jobs : int, optional
-        Threads (default: all cores): across the M estimates, or across the draws of each
+        Threads (default: the CPUs the process may use): across the M estimates, or across the draws of each
         when there are fewer estimates than threads. Results do not depend on it.
     memory_limit : int, optional
         Bytes the evaluation may allocate (its contingency tables, a PSM built from draws);

@@ -38,7 +38,7 @@ def dlso(
         The partitions to choose from (R's ``dlso(truth, loss, estimate=)``). Default: the
         draws themselves.
     n_jobs : int, optional
-        Threads (default: all cores).
+        Threads (default: the CPUs the process may use).
     memory_limit : int, optional
         Bytes the evaluation may allocate (the candidates taken from the draws, contingency
         tables, a PSM built from draws); more is a MemoryError up front. Default 16 GiB.

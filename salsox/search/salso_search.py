@@ -93,7 +93,7 @@ def salso(
         Time budget: no new run starts when it would be exceeded (at least one run is done);
         ``info["runs_done"]`` says how many ran.
     n_jobs : int, optional
-        Threads; runs are spread over them (default: all cores).
+        Threads; runs are spread over them (default: the CPUs the process may use).
     seed : int, optional
         Run r uses the random stream (seed, r): the same seed gives the same estimate for any
         ``n_jobs`` (unless ``seconds`` stops runs early). Default: a fresh seed, reported in

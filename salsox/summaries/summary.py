@@ -307,7 +307,7 @@ def summarize(
         complete-linkage clustering of all items on 1 - PSM (R's ``hclust`` default; scipy
         may order tied merges differently).
     n_jobs : int, optional
-        Threads for the PSM and loss evaluations (default: all cores).
+        Threads for the PSM and loss evaluations (default: the CPUs the process may use).
 
     Returns
     -------

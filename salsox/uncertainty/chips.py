@@ -395,7 +395,7 @@ def chips(
         labels. Runs keep it and only add items. If its probability is already below
         ``threshold`` it is returned as it is, with its unallocated items' counts.
     n_jobs : int, optional
-        Threads (default: all cores). Results do not depend on it.
+        Threads (default: the CPUs the process may use). Results do not depend on it.
     seed : int, optional
         Seed of the runs' random streams; default: a fresh one, reported in ``info["seed"]``.
     complete : bool or dict, optional

@@ -265,7 +265,7 @@ def credible_ball(
     level : float, default 0.95
         Posterior probability of the ball, in (0, 1]; mcclust.ext's ``1 - alpha``.
     n_jobs : int, optional
-        Threads for the distances (default: all cores).
+        Threads for the distances (default: the CPUs the process may use).
     memory_limit : int, optional
         Bytes the ball may allocate (the draws as H x n label rows, the distances and their
         evaluation); more is a MemoryError up front. Default 16 GiB.

@@ -94,7 +94,7 @@ def wasabi(
         its current particle, at most n (a group's best partition can have more clusters than
         any of its draws).
     n_jobs : int, optional
-        Threads (default: all cores): starts run in parallel, each with a share of them.
+        Threads (default: the CPUs the process may use): starts run in parallel, each with a share of them.
     seed : int, optional
         Start s uses the random stream (seed, s): the same seed gives the same result for
         any ``n_jobs``. Default: a fresh seed, reported in ``info["seed"]``.
