@@ -142,6 +142,10 @@ class ChipsRun {
       if (labels_[i] < 0) heap_.emplace_back(static_cast<std::int64_t>(active_.size()), static_cast<std::int32_t>(i));
     std::make_heap(heap_.begin(), heap_.end());
     while (!heap_.empty()) {
+      if (active_.empty() && o.threshold <= 0.0) {
+        allocate_at_random(res, rng, control);
+        break;
+      }
       // Exact counts of every item whose bound can reach the best count so far.
       std::int64_t best = -1;
       ties_.clear();
@@ -195,6 +199,27 @@ class ChipsRun {
   }
 
  private:
+  // No draw is left in A: every unallocated item counts 0 and every label (K + 1) ties, so
+  // each step picks an item, then a label, uniformly, as the loop above would after counting
+  // every item (the same draws from rng), without those O(n log n) recounts per step.
+  void allocate_at_random(ChipsRunResult& res, Rng& rng, StopControl& control) {
+    ties_.clear();
+    for (const auto& e : heap_) ties_.push_back(e.second);
+    heap_.clear();
+    std::sort(ties_.begin(), ties_.end());
+    while (!ties_.empty()) {
+      control.poll();
+      const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
+      const std::int32_t j = ties_[at];
+      ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
+      const std::int32_t l = K_ > 0 ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(K_) + 1)) : 0;
+      allocate(j, l);
+      res.items.push_back(j);
+      res.labels.push_back(l);
+      res.counts.push_back(0);
+    }
+  }
+
   // c_i over the draws of A; with `ties`, also every label reaching it, ascending.
   std::int64_t count(std::int32_t i, bool ties) {
     const Label* li = v_.item(i);
@@ -371,7 +396,7 @@ inline std::vector<std::int32_t> canonical_labels(const std::vector<std::int32_t
   return out;
 }
 
-// A chosen state: which run, its size and |A|, its canonical labels.
+// A chosen state: which run, its size and |A|, its canonical labels (not for path rows).
 struct ChipsRow {
   std::int64_t run = -1;  // position in the runs vector
   std::int64_t size = 0;
@@ -382,7 +407,9 @@ struct ChipsRow {
 
 // Path: for every size from the start's up to the largest reached, the state with the highest
 // probability; ties go to the lexicographically smallest canonical labels, so the choice
-// depends neither on run order nor on threads. Rows largest subset first.
+// depends neither on run order nor on threads. Rows largest subset first. A row is (run, size)
+// without its labels: n + 1 rows of n labels are 4 n^2 bytes (10 GB at n = 50,000), and the
+// start with the run's first size - start.size steps rebuilds them on demand.
 inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vector<ChipsRunResult>& runs) {
   ChipsStates st(start, runs);
   std::int64_t top = start.size;
@@ -402,8 +429,7 @@ inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vect
     row.size = s;
     row.count = best;
     row.final_state = st.final_size(chosen) == s;
-    row.labels = canonical_labels(st.labels(chosen, s));
-    rows.push_back(std::move(row));
+    rows.push_back(row);
   }
   std::reverse(rows.begin(), rows.end());
   return rows;
