@@ -140,6 +140,7 @@ def test_chips(monkeypatch, threshold, mode):
 
 @pytest.mark.parametrize("init", ["++", "topvi"])
 def test_wasabi(monkeypatch, init):
+    from salsox._cpus import usable_cpus
     from salsox.uncertainty.wasabi import api
     from salsox.uncertainty.wasabi.draws import DrawSet, unique_rows
     from salsox.uncertainty.wasabi.memory import wasabi_bytes
@@ -148,8 +149,11 @@ def test_wasabi(monkeypatch, init):
     h, n = draws.shape
     first, inverse = unique_rows(draws)
     ds = DrawSet(draws[first], np.bincount(inverse).astype(np.int64))
-    need = api._memory_needed(ds, h, 2, 2, 1, None, init)
-    assert need >= wasabi_bytes(h, n, ds.n_unique, 2, 2, 0) + (24 * n * n * 2 if init == "topvi" else 0)
+    workers = min(2, usable_cpus())  # starts at once: n_jobs=2, n_starts=2, at most the CPUs
+    need = api._memory_needed(ds, h, 2, workers, 2 // workers, None, init)
+    label_bytes = ds.draws.label_bits // 8
+    base = wasabi_bytes(h, n, ds.n_unique, 2, workers, 0, label_bytes)
+    assert need >= base + (24 * n * n * workers if init == "topvi" else 0)
     started = []
     real = api.run_start
     monkeypatch.setattr(api, "run_start", lambda *a, **k: started.append(1) or real(*a, **k))

@@ -12,6 +12,7 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
+from ..._cpus import usable_cpus
 from ..._validation import check_int, check_n_jobs, check_seed
 from ...engine import check_limit
 from ...losses import VI
@@ -98,7 +99,8 @@ def wasabi(
         its current particle, at most n (a group's best partition can have more clusters than
         any of its draws).
     n_jobs : int, optional
-        Threads (default: the CPUs the process may use): starts run in parallel, each with a share of them.
+        Threads (default: the CPUs the process may use): starts run in parallel (at most one
+        per CPU), each with a share of them.
     seed : int, optional
         Start s uses the random stream (seed, s): the same seed gives the same result for
         any ``n_jobs``. Default: a fresh seed, reported in ``info["seed"]``.
@@ -164,7 +166,9 @@ def wasabi(
             "(each would be a particle at W = 0, the rest duplicates); ask for at most that many"
         )
     given = None if isinstance(init, str) else fixed_particles(init, n_particles, n)
-    workers = min(jobs, n_starts)
+    # Starts at once: no more than the CPUs (more Python threads would only take turns on
+    # them, each holding the GIL for its numpy steps); each start's engine calls share n_jobs.
+    workers = min(jobs, n_starts, usable_cpus())
     need = _memory_needed(ds, h, n_particles, workers, max(1, jobs // workers), max_clusters, init)
     if need > limit:
         raise MemoryError(
@@ -236,7 +240,8 @@ def _memory_needed(ds: DrawSet, h: int, n_particles: int, workers: int, threads:
     cap = max_clusters or min(n, 2 * int(ds.draws._core.kmax))
     tables = VI()._route(ds.draws).memory_bytes(threads, cap) * h // max(1, ds.n_unique)
     topvi = isinstance(init, str) and init == "topvi"
-    return wasabi_bytes(h, n, ds.n_unique, n_particles, workers, tables, topvi=topvi)
+    label_bytes = int(ds.draws.label_bits) // 8
+    return wasabi_bytes(h, n, ds.n_unique, n_particles, workers, tables, label_bytes, topvi=topvi)
 
 
 def _run_all(one_start: Any, n_starts: int, workers: int, stop: threading.Event) -> List[StartResult]:
