@@ -12,8 +12,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -54,47 +56,203 @@ def test_docs_build_with_warnings_as_errors(tmp_path: Path) -> None:
         assert f'id="{name}"' in api, f"{name} missing from the API reference"
 
 
+@dataclass(frozen=True)
+class _Block:
+    """One fenced code block of a page."""
+
+    lang: str  # "python", "pycon", "text", "console", ... ("{eval-rst}" for a MyST directive; "" if none)
+    code: str  # its text, without the fence's indentation
+    line: int  # 1-based line of the opening fence
+    adjacent: bool  # only blank lines between it and the block before: a text block so placed is its output
+
+
+_FENCE = re.compile(r"^( *)```(\S*)\s*$")
+
+
+def _parse_blocks(text: str) -> List[_Block]:
+    """Every fenced code block of a Markdown page, in order (fences may be indented, in lists)."""
+    lines = text.splitlines()
+    blocks: List[_Block] = []
+    end = None  # line index of the previous block's closing fence
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, lang = m.group(1), m.group(2)
+        j = i + 1
+        while j < len(lines) and lines[j].rstrip() != indent + "```":
+            j += 1
+        assert j < len(lines), f"the code block opened at line {i + 1} is never closed"
+        body = [line[len(indent) :] if line.startswith(indent) else line.lstrip() for line in lines[i + 1 : j]]
+        adjacent = end is not None and not any(line.strip() for line in lines[end + 1 : i])
+        blocks.append(_Block(lang, "\n".join(body) + "\n", i + 1, adjacent))
+        end, i = j, j + 1
+    return blocks
+
+
 def _blocks(page: str) -> List[Tuple[str, str]]:
     """(language, text) of every fenced code block of a page, in order."""
-    text = (DOCS / page).read_text(encoding="utf-8")
-    return [(m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M)]
+    return [(b.lang, b.code) for b in _parse_blocks((DOCS / page).read_text(encoding="utf-8"))]
 
 
 # Blocks that read the user's own files (or use their ArviZ objects) are illustrations, not runnable here.
 _NEEDS_USER_FILES = re.compile(r"draws\.csv|draws\.npz|loadtxt|np\.load\(|\bidata\b")
 
+# The pages whose examples run here, each in one namespace, in order, as a reader runs them.
+PAGES = [
+    "index.md",
+    "getting_started.md",
+    "losses.md",
+    "chips.md",
+    "coming_from_r.md",
+    "understanding.md",
+    "gallery.md",
+    "large.md",
+    "diagnostics.md",
+]
+# Their examples register plugins in the process: each runs in a process of its own.
+ISOLATED_PAGES = ["plugins.md"]
+# Run by another test file, beside the tests of what the page shows (it calls
+# test_examples_run_and_print_what_the_page_shows).
+PAGES_RUN_ELSEWHERE = {"wasabi.md": "test_wasabi.py"}
 
-@pytest.mark.parametrize(
-    "page", ["getting_started.md", "losses.md", "chips.md", "coming_from_r.md", "understanding.md", "gallery.md"]
-)
-def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
-    """Every Python example of the page runs (in order, one namespace); a ```text block right
-    after an example is its exact output."""
-    blocks = _blocks(page)
+# What an example needs changed to run here, (text on the page, text run instead); each must
+# occur on the page, so that a rewritten page cannot silently drop the change.
+_RUN_HERE_INSTEAD: Dict[str, List[Tuple[str, str]]] = {
+    "large.md": [
+        # A ten-minute budget would take ten minutes: the same call with a budget of a second.
+        ("seconds=600", "seconds=1"),
+        # No cluster to point at: a LocalCluster of the test's (see _page_setting).
+        ('Client("tcp://<scheduler-host>:8786")', "Client(cluster)"),
+    ],
+}
+
+
+@contextlib.contextmanager
+def _page_setting(page: str) -> Iterator[Dict[str, Any]]:
+    """What the reader is assumed to have besides the page: for large.md, a Dask cluster."""
+    if page != "large.md":
+        yield {}
+        return
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        setting = {"cluster": cluster}
+        try:
+            yield setting
+        finally:
+            client = setting.get("client")
+            if client is not None:
+                client.close()
+
+
+def _run_page(path: Path, setting: Optional[Dict[str, Any]] = None) -> int:
+    """Run every Python example of a page (in order, one namespace) and its ``pycon`` sessions
+    (as doctests); a ``text`` block right after an example (nothing but blank lines between)
+    is its exact output. Returns the number of examples run."""
+    import doctest
+
+    text = path.read_text(encoding="utf-8")
+    for original, _ in _RUN_HERE_INSTEAD.get(path.name, []):
+        assert text.count(original) == 1, f"{path.name} no longer has {original!r} once: update _RUN_HERE_INSTEAD"
+    blocks = _parse_blocks(text)
     try:
         import matplotlib
     except ImportError:  # pages with plots need the optional dependency
         matplotlib = None
     if matplotlib is not None:
         matplotlib.use("Agg")  # files only, never a window
-    elif any("plots." in code or "plot_" in code for _, code in blocks):
+    elif any("plots." in b.code or "plot_" in b.code for b in blocks):
         pytest.skip("matplotlib is not installed")
-    namespace: dict = {"__name__": "__docs__"}
+    namespace: Dict[str, Any] = setting if setting is not None else {}
+    namespace["__name__"] = "__docs__"
     ran = 0
-    for i, (lang, code) in enumerate(blocks):
-        if lang != "python" or _NEEDS_USER_FILES.search(code):
+    for i, block in enumerate(blocks):
+        if block.lang not in ("python", "pycon") or _NEEDS_USER_FILES.search(block.code):
             continue
+        where = f"{path.name}, block {i} (line {block.line})"
+        if block.lang == "pycon":
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+            report = io.StringIO()
+            test = doctest.DocTestParser().get_doctest(block.code, namespace, where, str(path), block.line)
+            runner.run(test, out=report.write, clear_globs=False)
+            assert runner.failures == 0, f"{where} shows something else:\n{report.getvalue()}"
+            ran += 1
+            continue
+        code = block.code
+        for original, replacement in _RUN_HERE_INSTEAD.get(path.name, []):
+            code = code.replace(original, replacement)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(code, f"{page}[block {i}]", "exec"), namespace)
+            exec(compile(code, where, "exec"), namespace)
         ran += 1
         if matplotlib is not None:
             import matplotlib.pyplot as plt
 
             plt.close("all")
-        if i + 1 < len(blocks) and blocks[i + 1][0] == "text":
-            assert out.getvalue().strip() == blocks[i + 1][1].strip(), f"{page} block {i} prints something else"
-    assert ran >= 2
+        after = blocks[i + 1] if i + 1 < len(blocks) else None
+        if after is not None and after.lang == "text" and after.adjacent:
+            assert out.getvalue().strip() == after.code.strip(), (
+                f"{where} prints something else than the page shows:\n{out.getvalue()}"
+            )
+    return ran
+
+
+@pytest.mark.parametrize("page", PAGES + ISOLATED_PAGES)
+def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
+    """Every Python example of the page runs (in order, one namespace); a ```text block right
+    after an example is its exact output."""
+    if page not in ISOLATED_PAGES:
+        with _page_setting(page) as setting:
+            assert _run_page(DOCS / page, setting) >= 1
+        return
+    # Outside the checkout, so that the installed salsox is imported (the source tree has no
+    # extension in CI); PYTHONPATH, when set, still comes first.
+    with tempfile.TemporaryDirectory() as cwd:
+        tests = str(Path(__file__).resolve().parent)
+        script = f"import sys; sys.path.append({tests!r}); import test_docs as t; t._run_page(t.DOCS / {page!r})"
+        proc = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{page}:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+
+
+def test_every_page_with_examples_is_run() -> None:
+    """A page with Python examples is in PAGES, ISOLATED_PAGES or PAGES_RUN_ELSEWHERE (so that a
+    new page cannot be forgotten), and every code block of every page says what it holds."""
+    run = set(PAGES) | set(ISOLATED_PAGES)
+    for page, test_file in PAGES_RUN_ELSEWHERE.items():
+        source = (Path(__file__).resolve().parent / test_file).read_text(encoding="utf-8")
+        assert f'check_page("{page}")' in source, f"{test_file} does not run {page}"
+        run.add(page)
+    pages = sorted(DOCS.glob("*.md"))
+    assert len(pages) >= 10
+    for path in pages:
+        blocks = _parse_blocks(path.read_text(encoding="utf-8"))
+        bare = [b.line for b in blocks if not b.lang]
+        assert not bare, f"{path.name}: code blocks at lines {bare} name no language (python, text, console...)"
+        if any(b.lang in ("python", "pycon") for b in blocks):
+            assert path.name in run, f"{path.name} has Python examples that no test runs: add it to PAGES"
+
+
+def test_a_page_that_prints_something_else_fails(tmp_path: Path) -> None:
+    """The output convention catches a difference, and only a text block right after an example
+    is its output."""
+    page = tmp_path / "page.md"
+    page.write_text("```python\nx = 6 * 7\nprint(x)\n```\n\n```text\n42\n```\n", encoding="utf-8")
+    assert _run_page(page) == 1
+    page.write_text("```python\nx = 6 * 7\nprint(x)\n```\n\n```text\n41\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="prints something else"):
+        _run_page(page)
+    page.write_text("```python\nprint(42)\n```\n\nA tree:\n\n```text\na/\n```\n", encoding="utf-8")
+    assert _run_page(page) == 1  # prose between: an illustration, not the output
+    page.write_text("```pycon\n>>> 6 * 7\n41\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="shows something else"):
+        _run_page(page)
+    page.write_text("```python\nraise RuntimeError('broken example')\n```\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="broken example"):
+        _run_page(page)
 
 
 def test_comparison_page_is_generated() -> None:
