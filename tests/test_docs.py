@@ -15,7 +15,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -97,8 +97,13 @@ def _blocks(page: str) -> List[Tuple[str, str]]:
     return [(b.lang, b.code) for b in _parse_blocks((DOCS / page).read_text(encoding="utf-8"))]
 
 
-# Blocks that read the user's own files (or use their ArviZ objects) are illustrations, not runnable here.
-_NEEDS_USER_FILES = re.compile(r"draws\.csv|draws\.npz|loadtxt|np\.load\(|\bidata\b")
+# Examples that use the reader's own files or ArviZ / xarray objects: they run against stand-ins
+# (see _readers_own).
+_USES_READERS_OWN = re.compile(r"draws\.csv|draws\.npz|idata\.nc|\bidata\b|\bda\b|\bds\b")
+# A session with the package that plugins.md builds installed (section 5): it runs in a process
+# of its own where that package is installed (see _install_page_package), since the page's
+# runtime registrations (section 6) would conflict with it.
+_NEEDS_PAGE_PACKAGE = re.compile(r"salsox_mylosses")
 
 # The pages whose examples run here, each in one namespace, in order, as a reader runs them.
 PAGES = [
@@ -130,29 +135,50 @@ _RUN_HERE_INSTEAD: Dict[str, List[Tuple[str, str]]] = {
 }
 
 
+def _readers_own(namespace: Dict[str, Any]) -> None:
+    """Stand-ins, in the working directory and the namespace, for what the examples assume the
+    reader has: draws.csv (as R's write.csv writes it), draws.npz, idata.nc, and idata, da
+    and ds (an InferenceData, a DataArray and a Dataset): 5 chains of the example draws."""
+    import numpy as np
+
+    az = pytest.importorskip("arviz")
+    from salsox.datasets import example_draws
+
+    draws = example_draws().draws
+    header = ",".join(['""'] + [f'"V{j + 1}"' for j in range(draws.shape[1])])
+    rows = [",".join([f'"{i + 1}"'] + [str(v + 1) for v in row]) for i, row in enumerate(draws)]
+    Path("draws.csv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    np.savez("draws.npz", draws=draws)
+    idata = az.from_dict(posterior={"z": draws.reshape(5, -1, draws.shape[1])})
+    idata.to_netcdf("idata.nc")
+    namespace.update(idata=idata, da=idata.posterior["z"], ds=idata.posterior)
+
+
 @contextlib.contextmanager
-def _page_setting(page: str) -> Iterator[Dict[str, Any]]:
-    """What the reader is assumed to have besides the page: for large.md, a Dask cluster."""
-    if page != "large.md":
-        yield {}
-        return
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster:
-        setting = {"cluster": cluster}
-        try:
-            yield setting
-        finally:
-            client = setting.get("client")
-            if client is not None:
-                client.close()
+def _page_setting(page: str, blocks: List[_Block]) -> Iterator[Dict[str, Any]]:
+    """The namespace the page's examples run in, in a working directory of their own (with
+    the stand-ins of _readers_own when an example needs them); for large.md, a Dask cluster."""
+    namespace: Dict[str, Any] = {"__name__": "__docs__"}
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as cwd, contextlib.ExitStack() as stack:
+        os.chdir(cwd)
+        stack.callback(os.chdir, here)
+        if any(b.lang in ("python", "pycon") and _USES_READERS_OWN.search(b.code) for b in blocks):
+            _readers_own(namespace)
+        if page == "large.md":
+            distributed = pytest.importorskip("distributed")
+            namespace["cluster"] = stack.enter_context(
+                distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+            )
+            stack.callback(lambda: namespace["client"].close() if "client" in namespace else None)
+        yield namespace
 
 
-def _run_page(path: Path, setting: Optional[Dict[str, Any]] = None) -> int:
+def _run_page(path: Path, with_page_package: bool = False) -> int:
     """Run every Python example of a page (in order, one namespace) and its ``pycon`` sessions
     (as doctests); a ``text`` block right after an example (nothing but blank lines between)
-    is its exact output. Returns the number of examples run."""
+    is its exact output. Returns the number of examples run. The examples that use the
+    package plugins.md builds run only with ``with_page_package``, and then alone."""
     import doctest
 
     text = path.read_text(encoding="utf-8")
@@ -167,55 +193,101 @@ def _run_page(path: Path, setting: Optional[Dict[str, Any]] = None) -> int:
         matplotlib.use("Agg")  # files only, never a window
     elif any("plots." in b.code or "plot_" in b.code for b in blocks):
         pytest.skip("matplotlib is not installed")
-    namespace: Dict[str, Any] = setting if setting is not None else {}
-    namespace["__name__"] = "__docs__"
     ran = 0
-    for i, block in enumerate(blocks):
-        if block.lang not in ("python", "pycon") or _NEEDS_USER_FILES.search(block.code):
-            continue
-        where = f"{path.name}, block {i} (line {block.line})"
-        if block.lang == "pycon":
-            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-            report = io.StringIO()
-            test = doctest.DocTestParser().get_doctest(block.code, namespace, where, str(path), block.line)
-            runner.run(test, out=report.write, clear_globs=False)
-            assert runner.failures == 0, f"{where} shows something else:\n{report.getvalue()}"
+    with _page_setting(path.name, blocks) as namespace:
+        for i, block in enumerate(blocks):
+            if block.lang not in ("python", "pycon"):
+                continue
+            if bool(_NEEDS_PAGE_PACKAGE.search(block.code)) != with_page_package:
+                continue
+            where = f"{path.name}, block {i} (line {block.line})"
+            if block.lang == "pycon":
+                runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+                report = io.StringIO()
+                test = doctest.DocTestParser().get_doctest(block.code, namespace, where, str(path), block.line)
+                runner.run(test, out=report.write, clear_globs=False)
+                assert runner.failures == 0, f"{where} shows something else:\n{report.getvalue()}"
+                ran += 1
+                continue
+            code = block.code
+            for original, replacement in _RUN_HERE_INSTEAD.get(path.name, []):
+                code = code.replace(original, replacement)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, where, "exec"), namespace)
             ran += 1
-            continue
-        code = block.code
-        for original, replacement in _RUN_HERE_INSTEAD.get(path.name, []):
-            code = code.replace(original, replacement)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, where, "exec"), namespace)
-        ran += 1
-        if matplotlib is not None:
-            import matplotlib.pyplot as plt
+            if matplotlib is not None:
+                import matplotlib.pyplot as plt
 
-            plt.close("all")
-        after = blocks[i + 1] if i + 1 < len(blocks) else None
-        if after is not None and after.lang == "text" and after.adjacent:
-            assert out.getvalue().strip() == after.code.strip(), (
-                f"{where} prints something else than the page shows:\n{out.getvalue()}"
-            )
+                plt.close("all")
+            after = blocks[i + 1] if i + 1 < len(blocks) else None
+            if after is not None and after.lang == "text" and after.adjacent:
+                assert out.getvalue().strip() == after.code.strip(), (
+                    f"{where} prints something else than the page shows:\n{out.getvalue()}"
+                )
     return ran
+
+
+def _install_page_package(page: str, site: Path) -> None:
+    """Install the package that plugins.md builds (section 5) into ``site``, as pip would for
+    Python: src/salsox_mylosses/plugin.py holds the blocks defining the classes, the function
+    and the hooks, and a dist-info directory declares the page's pyproject.toml entry points."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+
+    blocks = _parse_blocks((DOCS / page).read_text(encoding="utf-8"))
+    pyproject = tomllib.loads(next(b.code for b in blocks if b.lang == "toml"))
+    wanted = ("class Tsallis", "class FowlkesMallows", "def random_draw", "@salsox.hookimpl")
+    parts = [next(b.code for b in blocks if b.lang == "python" and what in b.code) for what in wanted]
+    package = site / "salsox_mylosses"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "plugin.py").write_text("\n\n".join(parts), encoding="utf-8")
+    project = pyproject["project"]
+    info = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n", encoding="utf-8"
+    )
+    lines = ["[salsox]"] + [f"{name} = {target}" for name, target in project["entry-points"]["salsox"].items()]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _run_isolated(page: str, with_page_package: bool = False) -> None:
+    """_run_page in a process of its own, outside the checkout (so that the installed salsox is
+    imported: the source tree has no extension in CI; PYTHONPATH, when set, still comes first)."""
+    with tempfile.TemporaryDirectory() as cwd:
+        env = dict(os.environ)
+        if with_page_package:
+            _install_page_package(page, Path(cwd) / "site")
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(Path(cwd) / "site")]))
+        tests = str(Path(__file__).resolve().parent)
+        script = (
+            f"import sys; sys.path.append({tests!r}); import test_docs as t; "
+            f"assert t._run_page(t.DOCS / {page!r}, with_page_package={with_page_package}) >= 1"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        )
+    assert proc.returncode == 0, f"{page}:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
 
 
 @pytest.mark.parametrize("page", PAGES + ISOLATED_PAGES)
 def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
     """Every Python example of the page runs (in order, one namespace); a ```text block right
     after an example is its exact output."""
-    if page not in ISOLATED_PAGES:
-        with _page_setting(page) as setting:
-            assert _run_page(DOCS / page, setting) >= 1
-        return
-    # Outside the checkout, so that the installed salsox is imported (the source tree has no
-    # extension in CI); PYTHONPATH, when set, still comes first.
-    with tempfile.TemporaryDirectory() as cwd:
-        tests = str(Path(__file__).resolve().parent)
-        script = f"import sys; sys.path.append({tests!r}); import test_docs as t; t._run_page(t.DOCS / {page!r})"
-        proc = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{page}:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    if page in ISOLATED_PAGES:
+        _run_isolated(page)
+    else:
+        assert _run_page(DOCS / page) >= 1
+
+
+def test_plugins_page_package_installs_and_runs() -> None:
+    """The package plugins.md builds, installed with its entry point: the page's session with it
+    lists and uses its plugins as shown."""
+    _run_isolated("plugins.md", with_page_package=True)
 
 
 def test_every_page_with_examples_is_run() -> None:
