@@ -1,5 +1,9 @@
 """The documentation: it builds with Sphinx with warnings as errors, and its examples run.
 
+Every page's Python examples and ``pycon`` sessions run, in order, and print what the page shows
+(PAGES, ISOLATED_PAGES, PAGES_RUN_ELSEWHERE: a page with examples in none of them fails); the
+``salsox`` commands of its shell examples parse with the command line's parser.
+
 CI installs the ``docs`` extra through the ``test`` extra, so these run there; locally they
 are skipped when Sphinx or MyST is missing (``pip install ".[docs]"``).
 """
@@ -306,6 +310,45 @@ def test_every_page_with_examples_is_run() -> None:
         assert not bare, f"{path.name}: code blocks at lines {bare} name no language (python, text, console...)"
         if any(b.lang in ("python", "pycon") for b in blocks):
             assert path.name in run, f"{path.name} has Python examples that no test runs: add it to PAGES"
+
+
+def _shell_commands(blocks: List[_Block]) -> List[Tuple[int, str]]:
+    """(line of the block, command) of every ``salsox ...`` command of the shell blocks (a
+    ``$`` prompt, pipes, redirections and comments left out)."""
+    out = []
+    for block in blocks:
+        if block.lang not in ("bash", "console", "shell", "sh"):
+            continue
+        for line in block.code.splitlines():
+            line = line.strip()
+            line = line[2:] if line.startswith("$ ") else line
+            if line.startswith("salsox "):
+                out.append((block.line, re.split(r"\s[|>]\s", line)[0]))
+    return out
+
+
+def test_shell_examples_use_real_commands_and_options() -> None:
+    """Every ``salsox`` command of the docs' shell examples parses with the command line's own
+    parser: real subcommands, options and values. They are not run (they work on the reader's
+    files); tests/test_cli*.py run every subcommand."""
+    import shlex
+
+    from salsox.cli import build_parser
+
+    parser = build_parser()
+    checked = 0
+    for path in sorted(DOCS.glob("*.md")):
+        for line, command in _shell_commands(_parse_blocks(path.read_text(encoding="utf-8"))):
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    parser.parse_args(shlex.split(command, comments=True)[1:])
+            except SystemExit as exc:
+                assert exc.code == 0, f"{path.name}, block at line {line}: {command!r}: {err.getvalue().strip()}"
+            checked += 1
+    assert checked >= 40
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        parser.parse_args(["estimate", "draws.csv", "--no-such-option"])  # the check can fail
 
 
 def test_a_page_that_prints_something_else_fails(tmp_path: Path) -> None:
