@@ -96,11 +96,6 @@ def _parse_blocks(text: str) -> List[_Block]:
     return blocks
 
 
-def _blocks(page: str) -> List[Tuple[str, str]]:
-    """(language, text) of every fenced code block of a page, in order."""
-    return [(b.lang, b.code) for b in _parse_blocks((DOCS / page).read_text(encoding="utf-8"))]
-
-
 # Examples that use the reader's own files or ArviZ / xarray objects: they run against stand-ins
 # (see _readers_own).
 _USES_READERS_OWN = re.compile(r"draws\.csv|draws\.npz|idata\.nc|\bidata\b|\bda\b|\bds\b")
