@@ -115,6 +115,7 @@ PAGES = [
     "gallery.md",
     "large.md",
     "diagnostics.md",
+    "../README.md",
 ]
 # Their examples register plugins in the process: each runs in a process of its own.
 ISOLATED_PAGES = ["plugins.md"]
@@ -299,12 +300,13 @@ def test_every_page_with_examples_is_run() -> None:
         run.add(page)
     pages = sorted(DOCS.glob("*.md"))
     assert len(pages) >= 10
-    for path in pages:
+    for path in [*pages, DOCS.parent / "README.md"]:
         blocks = _parse_blocks(path.read_text(encoding="utf-8"))
         bare = [b.line for b in blocks if not b.lang]
         assert not bare, f"{path.name}: code blocks at lines {bare} name no language (python, text, console...)"
         if any(b.lang in ("python", "pycon") for b in blocks):
-            assert path.name in run, f"{path.name} has Python examples that no test runs: add it to PAGES"
+            name = Path(os.path.relpath(path, DOCS)).as_posix()  # "../README.md" for the README
+            assert name in run, f"{name} has Python examples that no test runs: add it to PAGES"
 
 
 def _shell_commands(blocks: List[_Block]) -> List[Tuple[int, str]]:
@@ -332,7 +334,7 @@ def test_shell_examples_use_real_commands_and_options() -> None:
 
     parser = build_parser()
     checked = 0
-    for path in sorted(DOCS.glob("*.md")):
+    for path in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
         for line, command in _shell_commands(_parse_blocks(path.read_text(encoding="utf-8"))):
             err = io.StringIO()
             try:
