@@ -135,6 +135,7 @@ class ChipsRun {
     labels_ = start_.labels;
     K_ = start_.K0;
     full_.assign(labels_.size(), 0);
+    full_left_ = 0;
     const auto H = static_cast<double>(v_.H);
     // Upper bounds on c_i in a max-heap of (bound, item).
     heap_.clear();
@@ -144,6 +145,11 @@ class ChipsRun {
     while (!heap_.empty()) {
       if (active_.empty() && o.threshold <= 0.0) {
         allocate_at_random(res, rng, control);
+        break;
+      }
+      if (!active_.empty() && full_left_ == static_cast<std::int64_t>(heap_.size()) &&
+          static_cast<double>(active_.size()) / H >= o.threshold) {
+        allocate_ties(res, rng, control);
         break;
       }
       // Exact counts of every item whose bound can reach the best count so far.
@@ -158,7 +164,10 @@ class ChipsRun {
         // An item all of whose consistent draws put it in one existing cluster keeps doing so
         // as A shrinks: its count is |A| without a recount.
         const std::int64_t c = full_[i] ? static_cast<std::int64_t>(active_.size()) : count(i, false);
-        if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) full_[i] = 1;
+        if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) {
+          full_[i] = 1;
+          ++full_left_;
+        }
         examined_.emplace_back(c, i);
         if (c > best) {
           best = c;
@@ -186,6 +195,7 @@ class ChipsRun {
       const std::int32_t l =
           label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
       allocate(j, l);
+      if (full_[j]) --full_left_;
       res.items.push_back(j);
       res.labels.push_back(l);
       res.counts.push_back(static_cast<std::int64_t>(active_.size()));
@@ -218,6 +228,30 @@ class ChipsRun {
       res.labels.push_back(l);
       res.counts.push_back(0);
     }
+  }
+
+  // Every unallocated item keeps its one cluster in all draws of A (full_), so all tie at |A|,
+  // and A no longer shrinks: each step picks an item uniformly, then its label, as the loop
+  // above would (the same draws from rng), without popping and pushing back every item.
+  void allocate_ties(ChipsRunResult& res, Rng& rng, StopControl& control) {
+    ties_.clear();
+    for (const auto& e : heap_) ties_.push_back(e.second);
+    heap_.clear();
+    std::sort(ties_.begin(), ties_.end());
+    while (!ties_.empty()) {
+      control.poll();
+      const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
+      const std::int32_t j = ties_[at];
+      ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
+      count(j, true);
+      const std::int32_t l =
+          label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
+      allocate(j, l);
+      res.items.push_back(j);
+      res.labels.push_back(l);
+      res.counts.push_back(static_cast<std::int64_t>(active_.size()));
+    }
+    full_left_ = 0;
   }
 
   // c_i over the draws of A; with `ties`, also every label reaching it, ascending.
@@ -311,6 +345,7 @@ class ChipsRun {
   std::vector<std::int64_t> abase_;
   std::vector<std::pair<std::int64_t, std::int32_t>> heap_, examined_;
   std::int32_t K_ = 0;
+  std::int64_t full_left_ = 0;  // unallocated items marked in full_
 };
 
 struct ChipsRuns {
