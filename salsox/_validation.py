@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["check_cost", "check_int", "check_probability", "check_n_jobs", "check_seed", "as_label_matrix"]
+__all__ = ["byte_size", "check_cost", "check_int", "check_probability", "check_n_jobs", "check_seed", "as_label_matrix"]
 
 
 def _as_float(name: str, value: numbers.Real) -> float:
@@ -28,6 +28,15 @@ def check_cost(name: str, value: Any) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
+
+
+def byte_size(nbytes: int) -> str:
+    """A byte count for a message: bytes below a KiB, else KiB, MiB or GiB with one decimal
+    (so that a small need does not read "0 MiB")."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} bytes"
 
 
 def check_int(name: str, value: Any, *, minimum: int, maximum: Optional[int] = None) -> int:

@@ -164,3 +164,19 @@ def test_wasabi(monkeypatch, init):
     assert res.particles.shape == (2, n) and len(started) == 2
     with pytest.raises(ValueError, match="memory_limit"):
         salsox.wasabi(draws, 2, memory_limit=0)
+
+
+def test_a_small_need_is_stated_in_bytes_or_kib_not_as_0_mib() -> None:
+    from salsox._validation import byte_size
+
+    assert [byte_size(b) for b in (0, 1023, 1024, 3 * 2**20 // 2, 5 * 2**30)] == [
+        "0 bytes",
+        "1023 bytes",
+        "1.0 KiB",
+        "1.5 MiB",
+        "5.0 GiB",
+    ]
+    with pytest.raises(MemoryError, match=r"needs about \d+ bytes of count tables"):
+        salsox.salso([[0, 0, 1], [0, 1, 1]], "VI", memory_limit=10)
+    with pytest.raises(MemoryError, match=r"needs about \d+\.\d KiB"):
+        salsox.chips([[0, 0, 1], [0, 1, 1]], memory_limit=10)

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
-from .._validation import check_int, check_n_jobs, check_seed
+from .._validation import byte_size, check_int, check_n_jobs, check_seed
 from ..io import Draws
 from ..losses import Loss, get_loss
 from ..search import Estimate, salso
@@ -271,6 +271,6 @@ def _check_memory(
     need = 8 * c * h * (c * r + 1 + c) + 4 * h * n
     if need > limit:
         raise MemoryError(
-            f"diagnose needs about {need / 2**20:.0f} MiB for the mapped traces ({c} chains x {h} draws x "
+            f"diagnose needs about {byte_size(need)} for the mapped traces ({c} chains x {h} draws x "
             f"{c * r + 1 + c} traces), more than memory_limit={limit} bytes; lower n_references or raise memory_limit"
         )

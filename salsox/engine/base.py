@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from .. import _core
+from .._validation import byte_size
 from ..io import Draws
 
 __all__ = ["Route", "check_square_memory", "finite_losses", "psm_matrix", "DEFAULT_MEMORY_LIMIT", "check_limit"]
@@ -67,7 +68,7 @@ def psm_matrix(draws: Draws, n_jobs: int, memory_limit: Optional[int] = None) ->
         check_square_memory(n, "psm")
     elif psm_bytes(n) > memory_limit:
         raise MemoryError(
-            f"psm needs an {n} x {n} matrix ({psm_bytes(n) / 2**20:.1f} MiB), more than "
+            f"psm needs an {n} x {n} matrix ({byte_size(psm_bytes(n))}), more than "
             f"memory_limit={memory_limit} bytes; raise memory_limit, or use a count-based loss, "
             "which never builds it"
         )
@@ -126,7 +127,7 @@ class Route(abc.ABC):
         need = self.losses_bytes(m, max_clusters, n_jobs)
         if need > limit:
             raise MemoryError(
-                f"evaluating {m} partition{'s' if m != 1 else ''} needs about {need / 2**20:.1f} MiB "
+                f"evaluating {m} partition{'s' if m != 1 else ''} needs about {byte_size(need)} "
                 f"({self.engine} engine, {n_jobs} thread{'s' if n_jobs != 1 else ''}), more than "
                 f"memory_limit={limit} bytes; lower n_jobs or raise memory_limit"
             )

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from .. import _core
+from .._validation import byte_size
 from ..io import Draws
 from ..registry import PluginError
 from .base import Route
@@ -80,7 +81,7 @@ class CallbackRoute(Route):
 
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         return (
-            f"the search needs about {need / 2**20:.0f} MiB of count tables and table batches "
+            f"the search needs about {byte_size(need)} of count tables and table batches "
             f"({threads} threads), more than memory_limit={limit} bytes; lower max_clusters or "
             "n_jobs, or raise memory_limit"
         )

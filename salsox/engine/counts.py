@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from .. import _core
+from .._validation import byte_size
 from ..io import Draws
 from .base import Route, check_square_memory
 
@@ -42,7 +43,7 @@ class CountsRoute(Route):
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         d = self._draws()
         return (
-            f"the search needs about {need / 2**20:.0f} MiB of count tables ({threads} threads x "
+            f"the search needs about {byte_size(need)} of count tables ({threads} threads x "
             f"{d._core.kmax} draw clusters x {max_clusters} estimate clusters x {d.n_draws} draws), "
             f"more than memory_limit={limit} bytes; lower max_clusters or n_jobs, or raise memory_limit"
         )
@@ -84,7 +85,7 @@ class CoclusteringRoute(CountsRoute):
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         n = self._draws().n_items
         return (
-            f"engine='coclustering' needs about {need / 2**20:.1f} MiB (an {n} x {n} matrix and "
+            f"engine='coclustering' needs about {byte_size(need)} (an {n} x {n} matrix and "
             f"{threads} search states), more than memory_limit={limit} bytes; use a count-based "
             "loss (e.g. 'VI' or 'binder'), lower n_jobs, or raise memory_limit"
         )

@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Union
 import numpy as np
 
 from .. import _core
+from .._validation import byte_size
 from ..io import PSM, Draws
 from .base import Route, psm_bytes, psm_matrix
 
@@ -46,7 +47,7 @@ class PSMRoute(Route):
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         n = self._n()
         return (
-            f"engine='psm' needs about {need / 2**20:.1f} MiB (an {n} x {n} matrix and "
+            f"engine='psm' needs about {byte_size(need)} (an {n} x {n} matrix and "
             f"{threads} search states), more than memory_limit={limit} bytes; use a count-based "
             "loss (e.g. 'VI' or 'binder'), lower n_jobs, or raise memory_limit"
         )

@@ -7,7 +7,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
+from .._validation import as_label_matrix, byte_size, check_n_jobs, relabel_bytes, relabel_rows
 from ..engine import check_limit, finite_losses
 from ..io import Draws
 from ..losses import Loss, get_loss
@@ -72,7 +72,7 @@ def dlso(
         need = relabel_bytes(h, n) + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
         if need > limit:
             raise MemoryError(
-                f"dlso over the {h} draws needs about {need / 2**20:.1f} MiB (the draws as {h} x {n} label rows "
+                f"dlso over the {h} draws needs about {byte_size(need)} (the draws as {h} x {n} label rows "
                 f"and their evaluation), more than memory_limit={limit} bytes; raise memory_limit or give "
                 "fewer candidates="
             )

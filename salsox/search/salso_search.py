@@ -10,6 +10,7 @@ import numpy as np
 from .._warnings import warn_at_caller
 from .._validation import (
     as_label_matrix,
+    byte_size,
     check_int,
     check_n_jobs,
     check_probability,
@@ -211,7 +212,7 @@ def salso(
         if need > limit:
             raise MemoryError(
                 f"{'an initializer' if initial is None else 'initial'} with n_runs={n_runs} needs "
-                f"{need / 2**20:.0f} MiB of starting "
+                f"{byte_size(need)} of starting "
                 f"partitions (n_runs x {n} labels), more than memory_limit={limit} bytes; lower "
                 "n_runs (a seconds budget ends the search early anyway) or raise memory_limit"
             )

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 import numpy as np
 
 from .. import _core
-from .._validation import as_partial_labels, check_int, check_n_jobs, check_probability, check_seed
+from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
 from ..engine import check_limit
 from ..io import Draws, as_draws, refuse_similarity
 from ..losses import Loss, get_loss
@@ -504,7 +504,7 @@ def chips(
     need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
     if need > limit:
         raise MemoryError(
-            f"chips in {mode} mode needs about {need / 2**20:.1f} MiB ({runs} runs of {d.n_items} items), "
+            f"chips in {mode} mode needs about {byte_size(need)} ({runs} runs of {d.n_items} items), "
             f"more than memory_limit={limit} "
             "bytes; lower n_runs, ask for a single sub-partition (threshold > 0), or raise memory_limit"
         )

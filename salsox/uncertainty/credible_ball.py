@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .._validation import as_label_matrix, check_n_jobs, relabel_bytes, relabel_rows
+from .._validation import as_label_matrix, byte_size, check_n_jobs, relabel_bytes, relabel_rows
 from ..engine import check_limit
 from ..io import Draws, convert_foreign_named, refuse_similarity
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
@@ -313,7 +313,7 @@ def credible_ball(
     need = relabel_bytes(h, n) + 24 * h + route.losses_bytes(h, int(matrix.max(initial=0)) + 1, jobs)
     if need > limit:
         raise MemoryError(
-            f"the credible ball needs about {need / 2**20:.1f} MiB ({h} draws of {n} items), more than "
+            f"the credible ball needs about {byte_size(need)} ({h} draws of {n} items), more than "
             f"memory_limit={limit} bytes; raise memory_limit or lower n_jobs"
         )
     _check_symmetric(metric, matrix, centre, np.linspace(0, h - 1, min(h, 4)).astype(int).tolist())

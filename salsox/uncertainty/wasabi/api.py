@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from ..._cpus import usable_cpus
-from ..._validation import check_int, check_n_jobs, check_seed
+from ..._validation import byte_size, check_int, check_n_jobs, check_seed
 from ...engine import check_limit
 from ...losses import VI
 from ...io import convert_foreign_named
@@ -172,7 +172,7 @@ def wasabi(
     need = _memory_needed(ds, h, n_particles, workers, max(1, jobs // workers), max_clusters, init)
     if need > limit:
         raise MemoryError(
-            f"wasabi needs about {need / 2**20:.1f} MiB ({workers} starts at once on {h} draws of {n} items), "
+            f"wasabi needs about {byte_size(need)} ({workers} starts at once on {h} draws of {n} items), "
             f"more than memory_limit={limit} bytes; lower n_jobs (fewer starts at once) or raise memory_limit"
         )
     stop = threading.Event()
