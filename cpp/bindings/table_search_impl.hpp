@@ -19,7 +19,7 @@ SearchResult table_search(const CompactDraws& draws, const Loss& loss, std::int3
     using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
     if constexpr (std::is_same_v<Loss, CountLoss>) {
       using State = CountTableState<Label, Count>;
-      return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, RowOrder::Auto, engine); }, opts,
+      return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, engine); }, opts,
                        monitor, StateBuild::Parallel);
     } else {
       using State = CountSumState<Label, Count>;

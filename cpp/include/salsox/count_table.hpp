@@ -43,21 +43,16 @@ namespace salsox {
 template <class Label, class Count = std::int32_t>
 class CountTableState {
  public:
-  // `order`: how the rows are ordered (RowOrder::Auto chooses by table size, see
-  // choose_row_order, unless opts.row_order forces one); callback states, which read a draw's
-  // rows as one block, keep the default ByDraw. `opts`: the search's settings (options.hpp).
+  // `opts`: the search's settings (options.hpp).
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
-                  RowOrder order = RowOrder::ByDraw, const EngineOptions& opts = EngineOptions::from_env(false))
+                  const EngineOptions& opts = EngineOptions::from_env(false))
       : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
         full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(opts.simd) {
     lane_cells_ = opts.cell_lanes;
     constexpr std::size_t line = kCacheLine / sizeof(Count);
-    if (order == RowOrder::Auto)
-      order = choose_row_order(d_.rows, d_.H * d_.kmax, d_.agreement, track_stats_, opts.row_order);
-    set_row_order(order);
     // Room for the widest layout (all max_clusters slots; see grow), one line for the alignment
     // below, one so that word reads past a short last row stay inside.
-    cnt_store_.assign(static_cast<std::size_t>(nrows_ * full_stride_) + 2 * line, 0);
+    cnt_store_.assign(static_cast<std::size_t>(d_.rows * full_stride_) + 2 * line, 0);
     set_layout(kFirstSlots);
     const auto misalign = reinterpret_cast<std::uintptr_t>(cnt_store_.data()) % kCacheLine;
     cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
@@ -89,7 +84,7 @@ class CountTableState {
     for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
     col_ver_.assign(kd_ + 1, 1);
     cache_cells_ = scores_by_cell_sums(loss_.kind) && opts.cell_cache &&
-                   cell_cache_fits(d_.n, kd_, table_bytes(nrows_, kd_, track_stats_));
+                   cell_cache_fits(d_.n, kd_, table_bytes(d_.rows, kd_, track_stats_));
   }
 
   // The cell sums cache (count_table_cache.hpp): its bytes, and whether it fits next to a
@@ -97,19 +92,14 @@ class CountTableState {
   static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters);
   static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table);
 
-  // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
-  static RowOrder choose_row_order(std::int64_t rows, std::int64_t padded_rows, double agreement, bool tracked,
-                                   RowOrder forced = RowOrder::Auto);
-
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
   // labels and sizes (and theirs), the per-draw sums (and theirs), the draw entropies of
   // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums,
-  // omARI's gathered joint sums and a 4-byte index per slot). (kmax: the most clusters in a draw, for the by-label order.)
-  // (cell_sums: the loss scores through cell sums, which may add their cache, see cell_cache_fits.)
+  // omARI's gathered joint sums and a 4-byte index per slot). (cell_sums: the loss scores
+  // through cell sums, which may add their cache, see cell_cache_fits.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                          bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                          bool cell_sums = false);  // count_table_rows.hpp
+                          bool tracked, bool cell_sums = false);  // count_table_rows.hpp
   static double table_bytes(std::int64_t rows, std::int32_t max_clusters, bool tracked) {
     return static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) * sizeof(Count);
   }
@@ -133,11 +123,10 @@ class CountTableState {
   void reset_threads_used() { team_max_ = score_team_max_ = 1; }
   int score_threads_used() const { return score_team_max_; }  // the same for the score passes
   // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback and
-  // count-sum states (callback states keep the by-draw order: draw h's rows are d.base[h] onwards).
+  // count-sum states: draw h's rows are d.base[h] onwards.
   const Count* counts() const { return cnt_; }
-  RowOrder row_order() const { return lstep_ == 1 ? RowOrder::ByDraw : RowOrder::ByLabel; }
   // The row of draw h's cluster l (counts() + row_index(h, l) * stride()).
-  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return rbase_[h] + l * lstep_; }
+  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return d_.base[h] + l; }
   std::int64_t stride() const { return stride_; }
   // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero (count_table_rows.hpp).
   template <class F>
@@ -200,7 +189,7 @@ class CountTableState {
       touch(last);
       Count* cnt = cnt_;
       const std::int64_t stride = stride_;
-      parallel_for(nrows_, [=](std::int64_t r) {
+      parallel_for(d_.rows, [=](std::int64_t r) {
         Count* row = cnt + r * stride;
         row[k] = row[last];
         row[last] = 0;
@@ -223,15 +212,14 @@ class CountTableState {
     touch(old);
     touch(k);
     const Label* lab = d_.item(i);
-    const std::int64_t* base = rbase_.data();
-    const std::int64_t step = lstep_;
+    const std::int64_t* base = d_.base;
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
     if (track_stats_) {
       double* J = J_.data();
       const double* dcell = dcell_.data();
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h] * step) * stride;
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         const Count gone = --row[old];
         const Count came = row[k]++;
         J[h] += dcell[came] - dcell[gone];
@@ -239,7 +227,7 @@ class CountTableState {
       E_ += dest_[size_[k]] - dest_[size_[old] - 1];
     } else {
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h] * step) * stride;
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         --row[old];
         ++row[k];
       }, kDrawGrain);
@@ -258,8 +246,7 @@ class CountTableState {
     hr_valid_ = false;
     touch(k);
     const Label* lab = d_.item(i);
-    const std::int64_t* base = rbase_.data();
-    const std::int64_t step = lstep_;
+    const std::int64_t* base = d_.base;
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
     if (track_stats_) {
@@ -269,7 +256,7 @@ class CountTableState {
       const double* ddraw = ddraw_.data();
       const double* dcell = dcell_.data();
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h] * step) * stride;
+        Count* row = cnt + (base[h] + lab[h]) * stride;
         // The tabulated differences are taken at the lower of the two counts.
         const Count c = kAdd ? row[k]++ : --row[k];
         const Count s = kAdd ? row[kd]++ : --row[kd];
@@ -279,7 +266,7 @@ class CountTableState {
     } else {
       Count* col = cnt + k;
       parallel_for(d_.H, [=](std::int64_t h) {
-        Count& x = col[(base[h] + lab[h] * step) * stride];
+        Count& x = col[(base[h] + lab[h]) * stride];
         visit(h, static_cast<std::int64_t>(x));
         x = static_cast<Count>(kAdd ? x + 1 : x - 1);
       }, kDrawGrain);
@@ -466,9 +453,7 @@ class CountTableState {
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
 
-  // The row order and the row layout (count_table_rows.hpp): set_row_order once, set_layout for
-  // an empty table, grow to fit slots.
-  void set_row_order(RowOrder order);
+  // The row layout (count_table_rows.hpp): set_layout for an empty table, grow to fit slots.
   void set_layout(std::int32_t slots);
   void grow(std::int32_t slots);
 
@@ -507,11 +492,6 @@ class CountTableState {
   // the number of its items allocated so far at index cap_; rows are stride_ apart. The layout
   // holds the slots in use (see grow), at most full_stride_ (max_clusters slots) wide.
   std::int64_t full_stride_, stride_ = 0;
-  // Draw h's cluster l is row rbase_[h] + l * lstep_ of nrows_: by draw, rbase_ = d_.base and
-  // lstep_ = 1 (a draw's rows together); by label, rbase_[h] = h and lstep_ = H (the rows of one
-  // label across the draws together, with room for kmax labels in every draw).
-  std::vector<std::int64_t> rbase_;
-  std::int64_t lstep_ = 1, nrows_ = 0;
   std::int32_t cap_ = 0;
   SimdPath simd_;
   std::vector<Count> cnt_store_;

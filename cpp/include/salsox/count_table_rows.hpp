@@ -18,49 +18,14 @@ namespace salsox {
 // Bytes of a state (see the declaration).
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::footprint(std::int64_t rows, std::int64_t H, std::int64_t n,
-                                                     std::int32_t max_clusters, bool tracked, std::int32_t kmax,
-                                                     RowOrder order, bool cell_sums) {
+                                                     std::int32_t max_clusters, bool tracked, bool cell_sums) {
   const double line = kCacheLine;
-  if (order == RowOrder::ByLabel) rows = H * kmax;
   const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2 * line;
   const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
   // The tracked losses' per-draw sums and entropies (12 words a draw) and order_by_key's scratch (4).
   const double per_draw = tracked ? 16.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
   const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
   return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
-}
-
-// Sets the row order (before the table is allocated).
-template <class Label, class Count>
-inline void CountTableState<Label, Count>::set_row_order(RowOrder order) {
-  rbase_.resize(static_cast<std::size_t>(d_.H) + 1);
-  if (order == RowOrder::ByLabel) {
-    for (std::int64_t h = 0; h <= d_.H; ++h) rbase_[h] = h;
-    lstep_ = d_.H;
-    nrows_ = d_.H * d_.kmax;
-  } else {
-    std::copy(d_.base, d_.base + d_.H + 1, rbase_.begin());
-    lstep_ = 1;
-    nrows_ = d_.rows;
-  }
-}
-
-// The row order RowOrder::Auto takes. By label, an item's rows in consecutive draws that give it
-// the same label are neighbours (often in one cache line); by draw, each draw's row is a line of
-// its own, but the table is compact (by label it has room for kmax rows per draw). By label
-// pays when the table at its first width would not fit in a 512 KB L2 cache and most labels
-// repeat from one draw to the next (benchmarks/bench_layout.py; figures in docs/performance.md).
-// `forced` (EngineOptions::row_order), unless Auto, is taken as it is.
-template <class Label, class Count>
-inline RowOrder CountTableState<Label, Count>::choose_row_order(std::int64_t rows, std::int64_t padded_rows,
-                                                                double agreement, bool tracked, RowOrder forced) {
-  if (forced != RowOrder::Auto) return forced;
-  const double bytes = static_cast<double>(rows) * static_cast<double>(row_stride(kFirstSlots + (tracked ? 1 : 0))) *
-                       static_cast<double>(sizeof(Count));
-  // By label, every draw has room for kmax rows (padded_rows = H x kmax): not when a few draws
-  // with many clusters (a burn-in draw of singletons) would make that over 4x the table by draw.
-  const bool compact = padded_rows <= 4 * rows;
-  return bytes > 512.0 * 1024.0 && agreement >= 0.6 && compact ? RowOrder::ByLabel : RowOrder::ByDraw;
 }
 
 // Sets an empty table's layout to the narrowest stride holding `slots` slots (and the
@@ -82,7 +47,7 @@ inline void CountTableState<Label, Count>::grow(std::int32_t slots) {
   const std::int32_t old_cap = cap_;
   set_layout(std::max(slots, 2 * old_cap));
   std::vector<Count> tmp(static_cast<std::size_t>(old_stride));
-  for (std::int64_t r = nrows_ - 1; r >= 0; --r) {
+  for (std::int64_t r = d_.rows - 1; r >= 0; --r) {
     std::copy(cnt_ + r * old_stride, cnt_ + (r + 1) * old_stride, tmp.begin());
     Count* row = cnt_ + r * stride_;
     std::fill(row, row + stride_, Count{0});
@@ -104,7 +69,7 @@ inline void CountTableState<Label, Count>::shrink() {
   const std::int64_t old_stride = stride_;
   const std::int32_t old_cap = cap_;
   set_layout(slots);
-  for (std::int64_t r = 0; r < nrows_; ++r) {
+  for (std::int64_t r = 0; r < d_.rows; ++r) {
     const Count* from = cnt_ + r * old_stride;
     Count* row = cnt_ + r * stride_;
     const Count allocated = track_stats_ ? from[old_cap] : Count{0};
@@ -201,16 +166,11 @@ inline void CountTableState<Label, Count>::for_each_nonzero(const Count* row, st
   }
 }
 
-// CountTableState::footprint with the count width the engine picks for n items (and, for
-// RowOrder::Auto, the row order it picks for draws with this agreement).
+// CountTableState::footprint with the count width the engine picks for n items.
 inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                                bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                                double agreement = 0.0, bool cell_sums = false,
-                                const EngineOptions& opts = EngineOptions::from_env()) {
+                                bool tracked, bool cell_sums = false) {
   return with_count_type(n, [&](auto count) {
-    using State = CountTableState<std::uint8_t, decltype(count)>;
-    if (order == RowOrder::Auto) order = State::choose_row_order(rows, H * kmax, agreement, tracked, opts.row_order);
-    return State::footprint(rows, H, n, max_clusters, tracked, kmax, order, cell_sums);
+    return CountTableState<std::uint8_t, decltype(count)>::footprint(rows, H, n, max_clusters, tracked, cell_sums);
   });
 }
 

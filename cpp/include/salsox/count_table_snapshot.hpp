@@ -33,15 +33,15 @@ inline void CountTableState<Label, Count>::rebuild(const std::vector<std::int32_
   Count* cnt = cnt_;
   const Label* lab = d_.labels;
   const std::int32_t* to = labels.data();
-  const std::int64_t* base = rbase_.data();
-  const std::int64_t step = lstep_, stride = stride_, n = d_.n, H = d_.H;
+  const std::int64_t* base = d_.base;
+  const std::int64_t stride = stride_, n = d_.n, H = d_.H;
   constexpr std::int64_t kBlock = 64;  // draws: one cache line of each item's labels
   parallel_for((H + kBlock - 1) / kBlock, [=](std::int64_t b) {
     const std::int64_t lo = b * kBlock, hi = std::min(H, lo + kBlock);
     for (std::int64_t i = 0; i < n; ++i) {
       const Label* l = lab + i * H;
       const std::int32_t k = to[i];
-      for (std::int64_t h = lo; h < hi; ++h) ++cnt[(base[h] + l[h] * step) * stride + k];
+      for (std::int64_t h = lo; h < hi; ++h) ++cnt[(base[h] + l[h]) * stride + k];
     }
   }, (kDrawGrain + kBlock - 1) / kBlock);
 }
@@ -54,9 +54,9 @@ inline void CountTableState<Label, Count>::release_slot(std::int32_t k) {
   hr_valid_ = false;
   touch(k);
   Count* cnt = cnt_;
-  const std::int64_t* base = rbase_.data();
+  const std::int64_t* base = d_.base;
   const std::int32_t* kh = d_.k;
-  const std::int64_t step = lstep_, stride = stride_;
+  const std::int64_t stride = stride_;
   if (track_stats_) {
     const std::int32_t cap = cap_;
     const double* g_draw = loss_.g_draw.data();
@@ -66,7 +66,7 @@ inline void CountTableState<Label, Count>::release_slot(std::int32_t k) {
     parallel_for(d_.H, [=](std::int64_t h) {
       double dD = 0.0, dJ = 0.0;
       for (std::int32_t l = 0; l < kh[h]; ++l) {
-        Count* row = cnt + (base[h] + l * step) * stride;
+        Count* row = cnt + (base[h] + l) * stride;
         const Count x = row[k];
         if (x == 0) continue;
         row[k] = 0;
@@ -81,7 +81,7 @@ inline void CountTableState<Label, Count>::release_slot(std::int32_t k) {
     E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
   } else {
     parallel_for(d_.H, [=](std::int64_t h) {
-      for (std::int32_t l = 0; l < kh[h]; ++l) cnt[(base[h] + l * step) * stride + k] = 0;
+      for (std::int32_t l = 0; l < kh[h]; ++l) cnt[(base[h] + l) * stride + k] = 0;
     }, kDrawGrain);
   }
   m_ -= size_[k];
@@ -104,7 +104,7 @@ inline bool CountTableState<Label, Count>::prefers_table_pass(std::int64_t membe
 // Saves the whole state, to be put back by restore() (a zealous update that did not help).
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::snapshot() {
-  const std::size_t used = static_cast<std::size_t>(nrows_ * stride_);
+  const std::size_t used = static_cast<std::size_t>(d_.rows * stride_);
   snap_cnt_.assign(cnt_, cnt_ + used);
   snap_stride_ = stride_;
   snap_cap_ = cap_;

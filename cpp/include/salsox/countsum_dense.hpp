@@ -213,8 +213,7 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
   // misses are started while the block before it is evaluated.
   auto fetch = [&](std::int64_t h0, std::int64_t nb) {
     for (std::int64_t b = 0; b < nb; ++b) {
-      // The draw's row of alloc_ (rows by draw; the table's own row may be ordered by label),
-      // read by the Draw leaves of add scores only.
+      // The draw's row of alloc_, read by the Draw leaves of add scores only.
       if (old < 0) row_index_next_[b] = d_.base[h0 + b] + lab[h0 + b];
       rows_next_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       __builtin_prefetch(rows_next_[b]);

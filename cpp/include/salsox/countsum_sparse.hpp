@@ -122,8 +122,8 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
     for (std::int64_t b = 0; b < nb; ++b) {
       if (b + kAhead < nb) __builtin_prefetch(cnt + table_.row_index(h0 + b + kAhead, lab[h0 + b + kAhead]) * stride);
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      row_index_[b] = r;  // of alloc_ (rows by draw); the table's row may be ordered by label
-      const Count* row = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
+      row_index_[b] = r;  // of alloc_ and of the table
+      const Count* row = cnt + r * stride;
       rows_[b] = row;
       if (sizeof(Count) <= 2 && q <= 64) {
         // A row has few nonzero counts: their slots as a bit mask, then visited bit by bit

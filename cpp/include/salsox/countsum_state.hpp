@@ -43,7 +43,7 @@ class CountSumState {
                 const EngineOptions& opts = EngineOptions::from_env(false))
       : d_(draws), loss_(loss),
         storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
-        table_(draws, storage_loss_, max_clusters, RowOrder::Auto, opts) {
+        table_(draws, storage_loss_, max_clusters, opts) {
     for (int w = 0; w < 3; ++w) {
       for (const auto& t : loss_.g[w]) {
         std::vector<double> diff(t.size() - 1);

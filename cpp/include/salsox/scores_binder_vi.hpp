@@ -182,12 +182,12 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     const Label* const al = add_lab;
     const std::int32_t ak = add_k;
     const std::int64_t* const d = dc;
-    const std::int64_t* const base = rbase_.data();
-    const std::int64_t step = lstep_, stride = stride_;
+    const std::int64_t* const base = d_.base;
+    const std::int64_t stride = stride_;
     Count* const cnt = cnt_;
-    auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h] * step) * stride; };
+    auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h]) * stride; };
     auto add_one = [=](std::int64_t h) SALSOX_INLINE {
-      if constexpr (kAdd) ++cnt[(base[h] + al[h] * step) * stride + ak];
+      if constexpr (kAdd) ++cnt[(base[h] + al[h]) * stride + ak];
     };
     std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
@@ -200,8 +200,8 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
       alignas(64) std::int64_t lane[32];
       std::int64_t bsum[4];
       auto run = [&](auto g, auto b) {
-        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, step, stride, cnt, lo, h + 1, dc16,
-                                                                       d, big, old, lane, bsum, own);
+        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, stride, cnt, lo, h + 1, dc16, d, big,
+                                                                       old, lane, bsum, own);
       };
       using B0 = std::false_type;
       using B1 = std::true_type;
