@@ -21,7 +21,7 @@ inline int ctz64(std::uint64_t x) {
 }
 
 // The per-draw visitor of a count table's add and remove that does nothing (see
-// CountTableState::add).
+// CountTable::add).
 struct NoVisit {
   template <class... A>
   void operator()(A...) const {}

@@ -330,7 +330,7 @@ template <class Label, class Count>
 inline void CountSumState<Label, Count>::score_dense_on(std::int64_t i, std::int32_t old, std::int64_t Bd,
                                                         double* out) {
 #if SALSOX_SIMD_X86
-  if (table_.simd() != SimdPath::Baseline) return score_dense_avx2(i, old, Bd, out);
+  if (simd_ != SimdPath::Baseline) return score_dense_avx2(i, old, Bd, out);
 #endif
   score_dense_baseline(i, old, Bd, out);
 }

@@ -127,9 +127,9 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
       rows_[b] = row;
       if (sizeof(Count) <= 2 && q <= 64) {
         // A row has few nonzero counts: their slots as a bit mask, then visited bit by bit
-        // (CountTableState::for_each_nonzero).
+        // (CountTable::for_each_nonzero).
         const auto bb = static_cast<std::int32_t>(b);
-        CountTableState<Label, Count>::for_each_nonzero(row, q, old, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+        CountTable<Label, Count>::for_each_nonzero(row, q, old, nullptr, [&](std::int32_t k) SALSOX_INLINE {
           lb_[L] = bb;
           lk_[L] = k;
           lx_[L] = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
@@ -294,7 +294,7 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
 template <class Label, class Count>
 void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
 #if SALSOX_SIMD_X86
-  if (table_.simd() != SimdPath::Baseline) return score_sparse_avx2(i, old, Bd, out);
+  if (simd_ != SimdPath::Baseline) return score_sparse_avx2(i, old, Bd, out);
 #endif
   score_sparse_on<SimdPath::Baseline>(i, old, Bd, out);
 }

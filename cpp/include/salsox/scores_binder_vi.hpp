@@ -119,7 +119,7 @@ inline void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_
   score(next, out);
   if (add_lab_ != nullptr) {  // a score that made no pass (every sum cached): the update alone
     add_lab_ = nullptr;
-    shift_item<true>(i, k, NoVisit{});
+    this->template shift_item<true>(i, k, NoVisit{});
   }
 }
 
