@@ -20,7 +20,11 @@
 
 #include "count_types.hpp"
 #include "draws.hpp"
+#include "simd.hpp"
 #include "threads.hpp"
+#if SALSOX_SIMD_X86
+#include <immintrin.h>
+#endif
 
 // The per-draw bodies of the passes are lambdas called once per draw; compilers that would
 // otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
@@ -440,5 +444,21 @@ class CountTable {
   std::int32_t snap_q_ = 0, snap_cap_ = 0;
   std::int64_t snap_stride_ = 0, snap_m_ = 0;
 };
+
+#if SALSOX_SIMD_X86
+// Four counts of a row as doubles (counts are below 2^31), for the AVX2 scores.
+template <class Count>
+SALSOX_TARGET_AVX2 inline __m256d counts4_pd(const Count* p) {
+  if constexpr (sizeof(Count) == 1) {
+    std::int32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(w)));
+  } else if constexpr (sizeof(Count) == 2) {
+    return _mm256_cvtepi32_pd(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  } else {
+    return _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+}
+#endif
 
 }  // namespace salsox

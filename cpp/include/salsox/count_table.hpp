@@ -292,13 +292,17 @@ class CountTableState : public CountTable<Label, Count> {
       case LossKind::Binder: score_binder(i, out); break;
       case LossKind::VI:
       case LossKind::Tabulated: score_additive(i, out); break;
-      default: score_simd(i, out); break;  // omARI and the entropy losses (scores_dispatch.hpp)
+      case LossKind::OMARI: score_omari_paths(i, out); break;
+      default: score_entropy_paths(i, out); break;  // NVI, ID and NID
     }
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
 
-  // The scores of each loss family, defined in scores_binder_vi.hpp (Binder, VI, tabulated),
-  // scores_omari.hpp and scores_entropy.hpp (NVI, ID, NID).
+  // The scores of each loss family, defined in scores_binder_vi.hpp (Binder, VI, tabulated;
+  // count_table_cache.hpp), scores_omari.hpp and scores_entropy.hpp (NVI, ID, NID). Each family
+  // is compiled in a translation unit of its own (cpp/bindings/table_scores_*.cpp), which
+  // instantiates its entry points: score_binder, score_additive, cell_sums, add_score and
+  // fix_cell_table; score_omari_paths; score_entropy_paths.
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
@@ -307,13 +311,15 @@ class CountTableState : public CountTable<Label, Count> {
   void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
   template <bool kAll>  // cell_sums_pass of an unallocated item, with add_score's update if one is due
   void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
-  // Path P's kernels are inlined into one function per path, compiled for its instruction set.
-  void score_simd(std::int64_t i, double* out);
+  // The omARI and entropy scores on the state's path (simd_): each path's kernels are inlined
+  // into one function per path, compiled for its instruction set.
+  void score_omari_paths(std::int64_t i, double* out);
+  void score_entropy_paths(std::int64_t i, double* out);
   template <SimdPath P>
-  SALSOX_INLINE void score_on(std::int64_t i, double* out);
-  void score_baseline(std::int64_t i, double* out);
+  SALSOX_INLINE void score_entropy_on(std::int64_t i, double* out);
 #if SALSOX_SIMD_X86
-  SALSOX_TARGET_AVX2 void score_avx2(std::int64_t i, double* out);
+  SALSOX_TARGET_AVX2 void score_omari_avx2(std::int64_t i, double* out);
+  SALSOX_TARGET_AVX2 void score_entropy_avx2(std::int64_t i, double* out);
 #endif
   template <SimdPath P>
   static std::int32_t padded_slots(std::int32_t s) {
@@ -440,12 +446,6 @@ class CountTableState : public CountTable<Label, Count> {
 
 }  // namespace salsox
 
-// The scoring member functions (declared above), one header per loss family.
+// The state's own passes; the scores are in their families' headers (see score_as).
 #include "count_table_rows.hpp"
 #include "count_table_sums.hpp"
-#include "count_table_cache.hpp"
-#include "scores_binder_vi.hpp"
-#include "scores_shared.hpp"
-#include "scores_entropy.hpp"
-#include "scores_omari.hpp"
-#include "scores_dispatch.hpp"

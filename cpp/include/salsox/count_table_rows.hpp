@@ -10,6 +10,18 @@
 
 namespace salsox {
 
+// Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
+// item's sums per slot between its scores (see cell_sums_cached): while that cache (a value
+// and a version per item and slot) takes no more than 4 MiB or the table itself.
+template <class Label, class Count>
+inline double CountTableState<Label, Count>::cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
+  return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
+}
+template <class Label, class Count>
+inline bool CountTableState<Label, Count>::cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
+  return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
+}
+
 // Bytes of a state (see the declaration).
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::footprint(std::int64_t rows, std::int64_t H, std::int64_t n,

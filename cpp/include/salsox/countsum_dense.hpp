@@ -59,7 +59,7 @@ SALSOX_TARGET_AVX2 inline void cs_gather_counts_avx2(const Count* const* rows, c
     double* o = out + b * Q;
     const double base = old >= 0 ? S[b] - dc[row[old] - 1] : S[b];
     const __m256d vb = _mm256_set1_pd(base);
-    for (std::int64_t v = 0; v < W / 4; ++v) _mm256_storeu_pd(o + 4 * v, _mm256_add_pd(vb, omari_counts4(row + 4 * v)));
+    for (std::int64_t v = 0; v < W / 4; ++v) _mm256_storeu_pd(o + 4 * v, _mm256_add_pd(vb, counts4_pd(row + 4 * v)));
     if (old >= 0) o[old] = base + dc[row[old] - 1];
     o[q] = base + dc[0];
   }
