@@ -63,25 +63,52 @@ raw = draws(200, 3000, 8)
 need = chips_bytes(3000, 200, 8, 2, "path")
 run = lambda: salsox.chips(raw, n_runs=8, n_jobs=2, seed=1)
 """,
+    "chips path, n=20,000, H=1,000": """
+from salsox.uncertainty.chips import chips_bytes
+d = salsox.Draws(noisy(1000, 20000, 8))
+need = chips_bytes(20000, 1000, 64, 2, "path")
+run = lambda: salsox.chips(d, n_jobs=2, seed=1)
+""",
+    "wasabi": """
+from salsox._cpus import usable_cpus
+from salsox.uncertainty.wasabi import api
+from salsox.uncertainty.wasabi.draws import DrawSet, unique_rows
+raw = salsox.canonicalize_labels(noisy(4000, 2000, 8))
+first, inverse = unique_rows(raw)
+ds = DrawSet(raw[first], np.bincount(inverse).astype(np.int64))
+workers = min(2, usable_cpus())
+need = api._memory_needed(ds, raw.shape[0], 1, workers, 2 // workers, None, "++")
+del ds
+run = lambda: salsox.wasabi(raw, 1, n_starts=2, max_iter=1, n_jobs=2, seed=1)
+""",
 }
 
 PRELUDE = """
 import json, os, numpy as np, salsox
 def draws(H, n, k):
     return np.random.default_rng(0).integers(0, k, size=(H, n)).astype(np.int16)
+def noisy(H, n, k, flip=0.1):
+    rng = np.random.default_rng(0)
+    out = np.tile(rng.integers(0, k, size=n).astype(np.int16), (H, 1))
+    mask = rng.random((H, n)) < flip
+    out[mask] = rng.integers(0, k, size=int(mask.sum()))
+    return out
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 """
 
 EPILOGUE = """
+import time
 before = rss()
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # resets the peak resident set (VmHWM) to the current one
+t0 = time.perf_counter()
 run()
+seconds = time.perf_counter() - t0
 with open("/proc/self/status") as f:
     peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
-print(json.dumps({"need": int(need), "grew": max(0, peak - before)}))
+print(json.dumps({"need": int(need), "grew": max(0, peak - before), "seconds": seconds}))
 """
 
 
@@ -98,9 +125,9 @@ def main() -> None:
         if out.returncode != 0:
             raise SystemExit(f"{name}: {out.stderr}")
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        rows.append([name, r["need"] / 2**20, r["grew"] / 2**20, r["grew"] / max(1, r["need"])])
+        rows.append([name, r["need"] / 2**20, r["grew"] / 2**20, r["grew"] / max(1, r["need"]), r["seconds"]])
         print(name, "done", flush=True)
-    print_table(["call", "estimate MiB", "peak RSS growth MiB", "growth / estimate"], rows)
+    print_table(["call", "estimate MiB", "peak RSS growth MiB", "growth / estimate", "seconds"], rows)
 
 
 if __name__ == "__main__":

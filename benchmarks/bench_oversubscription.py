@@ -51,18 +51,27 @@ def _key(x: Any) -> Any:
 def routes(H: int, n: int) -> Dict[str, Callable[[int], Any]]:
     d = salsox.Draws(_draws(H, n, 6, 0.25))
     small = salsox.Draws(_draws(min(H, 500), min(n, 100), 4, 0.2, seed=1))
-    one = _draws(1, n, 6, 0.0, seed=2)[0]
     common = dict(n_runs=16, seed=1)
+    # Calls of a few milliseconds time the machine's load, not the threads: the short routes get
+    # problems of 100 ms or more (one estimate of 60 clusters against 10 times the draws of 10
+    # times the items, the PSM and the searches on a PSM or co-clustering counts on 5 times the
+    # items, WASABI on 1,000 draws).
+    rng = np.random.default_rng(3)
+    wide = salsox.Draws(rng.integers(0, 6, size=(10 * H, 10 * n), dtype=np.int8))
+    one = np.arange(10 * n) % 60
+    psm_draws = salsox.Draws(_draws(H, 5 * n, 6, 0.25, seed=4))
+    mid = salsox.Draws(_draws(min(H, 1000), n, 4, 0.2, seed=1))
     return {
         "counts (VI)": lambda j: salsox.salso(d, "VI", n_jobs=j, **common),
-        "co-clustering (binder)": lambda j: salsox.salso(d, "binder", engine="coclustering", n_jobs=j, **common),
-        "PSM (VI.lb)": lambda j: salsox.salso(d, "VI.lb", n_jobs=j, **common),
+        "co-clustering (binder)": lambda j: salsox.salso(psm_draws, "binder", engine="coclustering", n_jobs=j,
+                                                         **common),
+        "PSM (VI.lb)": lambda j: salsox.salso(psm_draws, "VI.lb", n_jobs=j, **common),
         "count sums (jaccard)": lambda j: salsox.salso(d, "jaccard", n_jobs=j, **common),
         "callbacks (omari-numpy)": lambda j: salsox.salso(small, "omari-numpy", n_jobs=j, n_runs=4, seed=1),
-        "partition_loss (1 estimate)": lambda j: salsox.partition_loss(one, d, "VI", n_jobs=j),
-        "psm": lambda j: salsox.psm(d, n_jobs=j),
+        "partition_loss (1 estimate)": lambda j: salsox.partition_loss(one, wide, "VI", n_jobs=j),
+        "psm": lambda j: salsox.psm(psm_draws, n_jobs=j),
         "chips (+ completion)": lambda j: salsox.chips(d, 0.5, n_runs=16, n_jobs=j, seed=1),
-        "wasabi": lambda j: salsox.wasabi(small, 2, n_starts=4, n_jobs=j, seed=1),
+        "wasabi": lambda j: salsox.wasabi(mid, 2, n_starts=4, n_jobs=j, seed=1),
     }
 
 

@@ -27,10 +27,11 @@ def _openmp_libraries() -> List[Dict[str, Any]]:
 def config() -> Dict[str, Any]:
     """What :func:`show_config` prints, as a dict."""
     from . import _core
-    from ._cpus import cpu_info
+    from ._cpus import cpu_info, usable_cpus
     from ._version import __version__
 
     cpus = cpu_info()
+    _core.set_usable_cpus(usable_cpus(cpus))  # as the next call that takes n_jobs sets it
     return {
         "salsox": __version__,
         "python": sys.version.split()[0],
@@ -45,6 +46,7 @@ def config() -> Dict[str, Any]:
         "OMP_NUM_THREADS": cpus.omp_num_threads,
         "openmp_limit": cpus.openmp_limit,
         "default_n_jobs": cpus.default,
+        "engine_cpus": _core.usable_cpus(),
         "openmp_libraries": _openmp_libraries(),
     }
 

@@ -139,8 +139,9 @@ def default_threads() -> int:
     return cpu_info().default
 
 
-def usable_cpus() -> int:
+def usable_cpus(info: Optional[CpuInfo] = None) -> int:
     """The CPUs this process may use: the affinity mask lowered to the cgroup quota rounded
-    down, at least one (``OMP_NUM_THREADS`` aside)."""
-    info = cpu_info()
+    down, at least one (``OMP_NUM_THREADS`` aside). ``info``: what :func:`cpu_info` found
+    (default: look now)."""
+    info = cpu_info() if info is None else info
     return info.affinity if info.quota is None else max(1, min(info.affinity, math.floor(info.quota)))

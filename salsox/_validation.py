@@ -61,7 +61,7 @@ def check_n_jobs(n_jobs: Any) -> int:
     """None or -1: the CPUs this process may use (see :mod:`salsox._cpus`); otherwise a
     positive number of threads."""
     from . import _core
-    from ._cpus import default_threads
+    from ._cpus import cpu_info, usable_cpus
 
     if n_jobs is not None:
         n_jobs = check_int("n_jobs", n_jobs, minimum=-1)
@@ -71,8 +71,12 @@ def check_n_jobs(n_jobs: Any) -> int:
             )
     if not _core.has_openmp():
         return 1
+    info = cpu_info()
+    # The engine's loops and crews keep no more threads awake than the CPUs allowed here (the
+    # cgroup quota too, which the OpenMP runtime's count of CPUs ignores).
+    _core.set_usable_cpus(usable_cpus(info))
     if n_jobs is None or n_jobs == -1:
-        return default_threads()
+        return info.default
     # Results never depend on n_jobs; absurd thread counts are capped rather than started.
     return min(n_jobs, max_threads())
 

@@ -332,6 +332,12 @@ def test_plugins_demo_version(capsys):
     assert "SALSO estimate (VI loss" in proc.stdout and "credible ball" in proc.stdout
     proc = main(capsys, "--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"salsox {salsox.__version__}"
+    for argv in (("--version", "--verbose"), ("--verbose", "--version")):
+        proc = main(capsys, *argv)
+        lines = proc.stdout.splitlines()
+        assert proc.returncode == 0 and lines[0] == f"salsox {salsox.__version__}"
+        assert any(line.startswith("default_n_jobs: ") for line in lines[1:])
+        assert any(line.startswith("cgroup_quota: ") for line in lines[1:])
 
 
 def test_demo_plot_in_process(tmp_path, capsys, monkeypatch):

@@ -29,6 +29,14 @@ def no_omp_env(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def engine_cpus_reset():
+    """A fake quota reaches the engine's CPU count (check_n_jobs passes it on): forget it after
+    each test (the next call that takes n_jobs sets the real one)."""
+    yield
+    _core.set_usable_cpus(0)
+
+
 def _v2(tmp_path, text):
     (tmp_path / "cpu.max").write_text(text + "\n")
     return str(tmp_path)
@@ -88,11 +96,23 @@ def test_threadpool_limits_limits_salsox_as_numpy():
     assert check_n_jobs(None) == cpu_info().default
 
 
+def test_a_quota_of_one_cpu_reaches_the_engines_loops(tmp_path, monkeypatch, no_omp_env):
+    # Explicit n_jobs too: the engine's loops and crews take no more threads awake than the
+    # quota (the OpenMP runtime counts the affinity's CPUs only), with the same results.
+    want = salsox.psm(DRAWS, n_jobs=2)
+    monkeypatch.setenv(CGROUP_ROOT_ENV, _v2(tmp_path, "100000 100000"))
+    assert check_n_jobs(2) == 2 and _core.usable_cpus() == 1
+    np.testing.assert_array_equal(salsox.psm(DRAWS, n_jobs=2), want)
+    monkeypatch.setenv(CGROUP_ROOT_ENV, _v2(tmp_path, "max 100000"))
+    check_n_jobs(2)
+    assert _core.usable_cpus() == _affinity()
+
+
 def test_show_config_prints_what_it_found(tmp_path, monkeypatch, no_omp_env):
     monkeypatch.setenv(CGROUP_ROOT_ENV, _v2(tmp_path, "100000 100000"))
     out = io.StringIO()
     salsox.show_config(file=out)
     text = out.getvalue()
-    assert "default_n_jobs: 1" in text
+    assert "default_n_jobs: 1" in text and "engine_cpus: 1" in text
     assert f"cgroup_quota_file: {tmp_path / 'cpu.max'}" in text
     assert f"cpus_affinity: {_affinity()}" in text

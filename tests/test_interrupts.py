@@ -165,6 +165,47 @@ def test_one_estimate_partition_loss_stops_on_ctrl_c() -> None:
     _still_usable()
 
 
+@pytest.fixture(scope="module")
+def wide_draws() -> salsox.Draws:
+    """H x n = 1e8 labels (40 clusters a draw)."""
+    return salsox.Draws(np.random.default_rng(11).integers(0, 40, size=(10_000, 10_000), dtype=np.int16))
+
+
+def test_one_estimate_count_sum_loss_stops_on_ctrl_c(wide_draws: salsox.Draws) -> None:
+    # A count-sum plugin loss (jaccard): one estimate's draws are evaluated a block at a time,
+    # spread over the threads, and the call stops between blocks (about 1.5 s in all). It built
+    # the count tables of every draw (1.6 GB here) on one thread, answering Ctrl-C only before
+    # it began or once it ended (3 s).
+    estimate = np.arange(wide_draws.n_items) % 1000
+    call = lambda: salsox.partition_loss(estimate, wide_draws, "jaccard", n_jobs=2)
+    assert _seconds_to_stop(call, "countsum_losses", delay=0.3) < 0.5
+    _still_usable()
+
+
+def test_one_estimate_callback_loss_stops_on_ctrl_c(wide_draws: salsox.Draws) -> None:
+    # A loss in Python (omari-numpy, a ContingencyLoss): each batch's tables are counted from the
+    # draws and Ctrl-C lands between batches. The count tables of every draw were built first,
+    # deaf to Ctrl-C (about a second here, and 1.6 GB).
+    estimate = np.arange(wide_draws.n_items) % 1000
+    call = lambda: salsox.partition_loss(estimate, wide_draws, "omari-numpy", n_jobs=2)
+    assert _seconds_to_stop(call, "callback_losses", delay=0.05) < 0.5
+    _still_usable()
+
+
+def test_one_estimate_psm_loss_stops_on_ctrl_c() -> None:
+    # VI.lb of one estimate against an n x n PSM: O(n^2) on one thread (the PSM's row sums, then
+    # the estimate's pairs), polled every 256 rows. n = 8,000 (a 512 MiB PSM) takes about 0.1 s;
+    # at n = 20,000 (3.2 GB) the call took 1-2.5 s and answered Ctrl-C only at its end.
+    n = 8_000
+    matrix = np.full((n, n), 0.5)
+    np.fill_diagonal(matrix, 1.0)
+    p = salsox.PSM(matrix)
+    estimate = np.arange(n) % 50
+    call = lambda: salsox.partition_loss(estimate, p, "VI.lb", n_jobs=2)
+    assert _seconds_to_stop(call, "pairwise_losses", delay=0.02) < 0.5
+    _still_usable()
+
+
 def test_psm_and_summarize_stop_on_ctrl_c() -> None:
     draws = salsox.Draws(_random_draws(4000, 3000, 4, seed=6))
     labels = np.arange(3000) % 5

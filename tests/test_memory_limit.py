@@ -136,3 +136,31 @@ def test_chips(monkeypatch, threshold, mode):
     assert calls == []
     res = salsox.chips(draws, threshold, n_runs=8, n_jobs=2, seed=1, memory_limit=need, complete=False)
     assert res.mode == mode and calls == [1]
+
+
+@pytest.mark.parametrize("init", ["++", "topvi"])
+def test_wasabi(monkeypatch, init):
+    from salsox._cpus import usable_cpus
+    from salsox.uncertainty.wasabi import api
+    from salsox.uncertainty.wasabi.draws import DrawSet, unique_rows
+    from salsox.uncertainty.wasabi.memory import wasabi_bytes
+
+    draws = _draws(H=200, n=30)
+    h, n = draws.shape
+    first, inverse = unique_rows(draws)
+    ds = DrawSet(draws[first], np.bincount(inverse).astype(np.int64))
+    workers = min(2, usable_cpus())  # starts at once: n_jobs=2, n_starts=2, at most the CPUs
+    need = api._memory_needed(ds, h, 2, workers, 2 // workers, None, init)
+    label_bytes = ds.draws.label_bits // 8
+    base = wasabi_bytes(h, n, ds.n_unique, 2, workers, 0, label_bytes)
+    assert need >= base + (24 * n * n * workers if init == "topvi" else 0)
+    started = []
+    real = api.run_start
+    monkeypatch.setattr(api, "run_start", lambda *a, **k: started.append(1) or real(*a, **k))
+    with pytest.raises(MemoryError, match="memory_limit"):
+        salsox.wasabi(draws, 2, init=init, n_starts=2, n_jobs=2, seed=1, memory_limit=need - 1)
+    assert started == []
+    res = salsox.wasabi(draws, 2, init=init, n_starts=2, n_jobs=2, seed=1, memory_limit=need)
+    assert res.particles.shape == (2, n) and len(started) == 2
+    with pytest.raises(ValueError, match="memory_limit"):
+        salsox.wasabi(draws, 2, memory_limit=0)

@@ -62,14 +62,18 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
   if (mode == "single") rows.resize(1);
   const auto n = draws.n();
   const auto m = static_cast<py::ssize_t>(rows.size());
-  py::array_t<std::int32_t> labels({m, static_cast<py::ssize_t>(n)});
-  py::array_t<std::int64_t> counts(m), sizes(m), run_of(m);
+  // Path rows come without labels (the caller rebuilds them from the runs' steps); the others
+  // with theirs, one row per run at most.
+  const bool path = mode == "path";
+  py::array_t<std::int32_t> labels({path ? py::ssize_t{0} : m, static_cast<py::ssize_t>(n)});
+  py::array_t<std::int64_t> counts(m), sizes(m), run_of(m), position(m);
   py::list unallocated;
   for (py::ssize_t r = 0; r < m; ++r) {
     const auto& row = rows[static_cast<std::size_t>(r)];
-    std::copy(row.labels.begin(), row.labels.end(), labels.mutable_data() + r * n);
+    if (!path) std::copy(row.labels.begin(), row.labels.end(), labels.mutable_data() + r * n);
     counts.mutable_data()[r] = row.count;
     sizes.mutable_data()[r] = row.size;
+    position.mutable_data()[r] = row.run;
     const auto& run = res.runs[static_cast<std::size_t>(row.run)];
     run_of.mutable_data()[r] = run.run;
     if (row.final_state) unallocated.append(py::make_tuple(to_array(run.unallocated), to_array(run.unallocated_counts)));
@@ -92,6 +96,8 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
   out["counts"] = counts;
   out["n_items"] = sizes;
   out["run"] = run_of;
+  out["position"] = position;  // index into runs
+  out["start_labels"] = to_array(start.labels);
   out["unallocated"] = unallocated;
   out["runs"] = runs;
   out["start_count"] = static_cast<std::int64_t>(start.active.size());

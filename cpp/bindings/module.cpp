@@ -305,6 +305,10 @@ PYBIND11_MODULE(_core, m) {
     return 1;
 #endif
   });
+  m.def("set_usable_cpus", [](int cpus) { cpus_allowed().store(std::max(0, cpus)); }, py::arg("cpus"),
+        "The CPUs the process may use (affinity and cgroup quota, from salsox._cpus); 0 forgets it.");
+  m.def("usable_cpus", [] { return usable_cpus(); },
+        "The CPUs the engine's loops and crews keep their threads awake on at most.");
   m.def("forked_child", [] { return g_forked_child.load(); },
         "Whether this is a child forked after the engine used threads (it then uses one).");
   m.def("simd_path", [] { return std::string(simd_name(EngineOptions::from_env().simd)); },

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "salsox/callback_evaluate.hpp"
 #include "salsox/callback_state.hpp"
 #include "salsox/draws.hpp"
 #include "salsox/search.hpp"
@@ -84,8 +85,7 @@ void bind_plugins(py::module_& m) {
         check_max_cells(max_cells);
         const std::int64_t M = estimates.shape(0);
         const std::int32_t* e = estimates.data();
-        // Rows must be canonical (0..q-1 without gaps), as the state's slots are.
-        std::int32_t q = 1;
+        // Rows must be canonical (0..q-1 without gaps), as a search state's slots are.
         for (std::int64_t r = 0; r < M; ++r) {
           std::int32_t top = -1;
           for (std::int64_t i = 0; i < n; ++i) {
@@ -93,24 +93,19 @@ void bind_plugins(py::module_& m) {
             if (c < 0 || c > top + 1) throw std::invalid_argument("estimate rows must be labelled 0..q-1 in order of first appearance");
             top = std::max(top, c);
           }
-          q = std::max(q, top + 1);
         }
         const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
         const TableLossFn fn = python_table_loss(loss);
         std::vector<double> out(static_cast<std::size_t>(M));
+        PythonInterrupt interrupt;
         {
           py::gil_scoped_release release;
           draws.visit([&](auto v) {
-            using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-            CallbackState<Label> state(v, layout, fn, q, max_cells);
-            std::vector<std::int32_t> row(static_cast<std::size_t>(n));
-            for (std::int64_t r = 0; r < M; ++r) {
-              std::copy(e + r * n, e + (r + 1) * n, row.begin());
-              state.rebuild(row);
-              out[r] = state.expected_loss();
-            }
+            for (std::int64_t r = 0; r < M && !interrupt.get()->stopped(); ++r)
+              out[r] = callback_expected_loss(v, layout, fn, e + r * n, max_cells, interrupt.get());
           });
         }
+        interrupt.raise_if_stopped();
         return py::array_t<double>(static_cast<py::ssize_t>(M), out.data());
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("max_cells") = kDefaultMaxCells,

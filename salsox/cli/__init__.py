@@ -33,7 +33,9 @@ _COMMANDS = (estimate, loss, psm, summary, ball, tune, chips, wasabi_cmd, diagno
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = _Parser(prog="salsox", description="Bayesian partition estimation by the SALSO search.")
-    parser.add_argument("--version", action="version", version=f"salsox {__version__}")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--verbose", action="store_true",
+                        help="with --version: also the build and the threads salsox would use (salsox.show_config())")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in _COMMANDS:
         command.add_parser(sub)
@@ -98,8 +100,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help, --version, or a usage error (already printed)
+    except SystemExit as exit_:  # --help, or a usage error (already printed)
         return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
+    if args.version:
+        print(f"salsox {__version__}")
+        if args.verbose:
+            from .._config import show_config
+
+            show_config()
+        return 0
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return 2

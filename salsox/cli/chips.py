@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Iterable, Iterator, Optional
 
 import numpy as np
 
 from .common import (
+    CLIError,
     _add_draws,
     _add_jobs,
     _add_loss,
@@ -41,24 +44,26 @@ def run(args: argparse.Namespace) -> int:
         max_clusters=args.max_clusters,
     )
     if res.mode == "path":
-        rows = [
-            {"n_items": int(k), "probability": float(p), "labels": shifted(lab).tolist()}
-            for k, p, lab in zip(np.atleast_1d(res.n_items), np.atleast_1d(res.probability), res.labels)
-        ]
+        sizes, probs = np.atleast_1d(res.n_items), np.atleast_1d(res.probability)
         if args.json:
-            payload: Dict[str, Any] = {
-                "mode": "path", "auc": res.auc, "item_names": names, "path": rows, "seed": res.info["seed"],
-            }
-            _write(json.dumps(_jsonable(payload)), args.out)
+            # Row by row: the path's n + 1 rows of n labels are rebuilt one at a time, never held.
+            head = json.dumps(_jsonable({"mode": "path", "auc": res.auc, "item_names": names}))
+            rows = (
+                json.dumps({"n_items": int(k), "probability": float(p), "labels": shifted(lab).tolist()})
+                for k, p, lab in zip(sizes, probs, res.labels)
+            )
+            tail = json.dumps(_jsonable(res.info["seed"]))
+            _write_pieces(itertools.chain([head[:-1] + ', "path": ['], _joined(rows), [f'], "seed": {tail}}}\n']),
+                          args.out)
         else:
-            lines = ["n_items,probability"] + [f"{r['n_items']},{r['probability']:.10g}" for r in rows]
+            lines = ["n_items,probability"] + [f"{int(k)},{float(p):.10g}" for k, p in zip(sizes, probs)]
             _write("\n".join(lines), args.out)
         return 0
     u = res.unallocated
     assert isinstance(u, Unallocated)  # single mode
     completed = res.completed
     if args.json:
-        payload = {
+        payload: Dict[str, Any] = {
             "mode": "single",
             "labels": shifted(res.labels),
             "item_names": names,
@@ -79,6 +84,22 @@ def run(args: argparse.Namespace) -> int:
     cols = [shifted(res.labels)] if completed is None else [shifted(res.labels), shifted(completed.labels)]
     _write("\n".join(",".join(str(int(c[i])) for c in cols) for i in range(len(res.labels))), args.out)
     return 0
+
+
+def _joined(pieces: Iterator[str]) -> Iterator[str]:
+    """The pieces with ", " between them."""
+    for k, piece in enumerate(pieces):
+        yield piece if k == 0 else ", " + piece
+
+
+def _write_pieces(pieces: Iterable[str], out: Optional[str]) -> None:
+    """Text written piece by piece to ``out`` (stdout when None), never joined in memory."""
+    try:
+        with (contextlib.nullcontext(sys.stdout) if out is None else open(out, "w", encoding="utf-8")) as fh:
+            for piece in pieces:
+                fh.write(piece)
+    except OSError as err:
+        raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
 
 
 def add_parser(sub: Any) -> None:

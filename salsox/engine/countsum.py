@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from .. import _core
+from .._cpus import cpu_info
 from ..registry import PluginError
 from .counts import CountsRoute
 
@@ -56,6 +57,16 @@ class CountSumRoute(CountsRoute):
         if c.tabulated is not None:
             return threads * int(_core.count_table_bytes(d._core, max_clusters, c.tabulated))
         return threads * int(_core.countsum_bytes(d._core, max_clusters, c.formula))
+
+    def losses_bytes(self, n_estimates: int, max_clusters: int, n_jobs: int) -> int:
+        """Each thread's block of contingency tables (1 MiB, or one draw's when larger; see
+        countsum_evaluate.hpp) and the draws' losses of the estimate it evaluates, plus the
+        draws' losses of a split estimate."""
+        d = self._draws()
+        table = 4 * max(1, int(d._core.kmax)) * max(1, max_clusters)
+        block = max(table, min(1 << 20, 64 * table))
+        threads = max(1, min(n_jobs, cpu_info().affinity))  # the engine's loops take no more
+        return threads * (block + 8 * d.n_draws + 1024) + 8 * d.n_draws + 8 * n_estimates
 
     def search(self, options: Dict[str, Any]) -> Dict[str, Any]:
         d, c = self._draws(), self.compiled()

@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import html
 import inspect
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
 from ..search.salso_search import check_arguments
+from .chips_path import PathLabels
 
 __all__ = ["chips", "ChipsResult", "Unallocated"]
 
@@ -58,10 +59,14 @@ class ChipsResult:
 
     Attributes
     ----------
-    labels : ndarray of int, shape (n,) or (m, n)
+    labels : ndarray of int, shape (n,) or (m, n); PathLabels in path mode
         The sub-partition(s): canonical labels 0..k-1 in order of first appearance, -1 for
         unallocated items. Path rows go from the largest subset to the smallest (the start:
         the empty sub-partition, or ``initial``); all-candidates rows from most items to fewest.
+        A path's n + 1 rows are not stored (4 n^2 bytes): ``labels`` is then a read-only
+        :class:`~salsox.uncertainty.chips_path.PathLabels` of shape (n + 1, n), int32, that
+        rebuilds the rows asked for from the runs' steps (``labels[i]``, slices, index arrays,
+        iteration give ndarrays; ``np.asarray(labels)`` builds them all).
     n_items : int or ndarray of int
         Number of allocated items. Along a path it decreases by one per row.
     probability : float or ndarray of float
@@ -110,7 +115,7 @@ class ChipsResult:
     [0.5, 0.75, 1.0, 1.0, 1.0, 1.0]
     """
 
-    labels: np.ndarray
+    labels: Union[np.ndarray, PathLabels]
     n_items: Union[int, np.ndarray]
     probability: Union[float, np.ndarray]
     auc: Optional[float]
@@ -124,9 +129,19 @@ class ChipsResult:
 
     @functools.cached_property
     def _consistency(self) -> tuple:
-        rows = np.ascontiguousarray(np.atleast_2d(self.labels), dtype=np.int32)
-        mask, together = _core.chips_consistency(self.draws._core, rows, int(self.info["n_jobs"]))
-        return np.asarray(mask, dtype=bool), [np.asarray(t) / self.draws.n_draws for t in together]
+        blocks: Iterable[np.ndarray]
+        if isinstance(self.labels, PathLabels):
+            blocks = self.labels.chunks()  # rebuilt 256 rows at a time, never all at once
+        else:
+            blocks = [np.atleast_2d(self.labels)]
+        masks: List[np.ndarray] = []
+        together: List[np.ndarray] = []
+        for rows in blocks:
+            rows = np.ascontiguousarray(rows, dtype=np.int32)
+            mask, t = _core.chips_consistency(self.draws._core, rows, int(self.info["n_jobs"]))
+            masks.append(np.asarray(mask, dtype=bool))
+            together.extend(np.asarray(c) / self.draws.n_draws for c in t)
+        return np.concatenate(masks), together
 
     @property
     def consistent_draws(self) -> np.ndarray:
@@ -179,16 +194,22 @@ class ChipsResult:
             if self.completed is not None:
                 columns["completed"] = np.asarray(self.completed.labels)
             return pd.DataFrame(columns, index=self._index(pd))
-        rows = np.atleast_2d(self.labels)
+        clusters = self._n_clusters()
         return pd.DataFrame(
             {
                 "n_items": np.asarray(self.n_items),
-                "n_clusters": rows.max(axis=1) + 1,
+                "n_clusters": clusters,
                 "probability": np.asarray(self.probability),
                 "run": np.asarray(self.run),
             },
-            index=pd.Index(np.arange(rows.shape[0]), name="state"),
+            index=pd.Index(np.arange(clusters.shape[0]), name="state"),
         )
+
+    def _n_clusters(self) -> np.ndarray:
+        """Clusters of each row (path rows counted from the runs' steps, not rebuilt)."""
+        if isinstance(self.labels, PathLabels):
+            return self.labels.n_clusters()
+        return np.atleast_2d(self.labels).max(axis=1) + 1
 
     def to_text(self, n_uncertain: int = 5, *, one_based: bool = False) -> str:
         """A printable report, items by name when known (else by position, from 1 with
@@ -200,11 +221,11 @@ class ChipsResult:
         names = self.item_names
         n = self.draws.n_items
         if self.mode != "single":
-            lines = [f"CHIPS {self.mode}: {np.atleast_2d(self.labels).shape[0]} states of {n} items"
+            clusters = self._n_clusters()
+            lines = [f"CHIPS {self.mode}: {clusters.shape[0]} states of {n} items"
                      + (f", AUC {self.auc:.4g}" if self.auc is not None else "")]
             lines.append(f"{'items':>6} {'clusters':>8} {'probability':>11}")
-            for m, k, p in zip(np.asarray(self.n_items), np.atleast_2d(self.labels).max(axis=1) + 1,
-                               np.asarray(self.probability)):
+            for m, k, p in zip(np.asarray(self.n_items), clusters, np.asarray(self.probability)):
                 lines.append(f"{int(m):>6d} {int(k):>8d} {p:>11.4g}")
             return "\n".join(lines)
         labels = np.asarray(self.labels)
@@ -295,6 +316,14 @@ def _pandas(what: str) -> Any:
     return pd
 
 
+def _read_only(run: Dict[str, Any]) -> Dict[str, Any]:
+    """A run's steps, read-only: a path's labels are rebuilt from them."""
+    for value in run.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return run
+
+
 def _check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
@@ -309,13 +338,15 @@ def _check_initial(initial: Any, n: int) -> Optional[np.ndarray]:
 def chips_bytes(n: int, h: int, n_runs: int, threads: int, mode: str) -> int:
     """Bytes :func:`chips` allocates for n items, h draws and ``n_runs`` runs on ``threads``
     threads in ``mode``: each run's steps (in the engine and again as arrays), each thread's
-    run state, the rows' labels replayed from every run, and the rows returned (held twice:
-    the engine's, and the array they are copied into)."""
+    run state, the rows' labels replayed from every run, and the rows returned. All-candidates
+    and single modes return labels (n per run, held twice: the engine's, and the array they are
+    copied into); a path's n + 1 rows are only (run, size, count) each, their labels rebuilt
+    on demand from the runs' steps (:class:`~salsox.uncertainty.chips_path.PathLabels`)."""
     steps = n_runs * (24 * n + 24 * n)
     state = threads * (8 * n + 24 * h + 256)
     replay = n_runs * 4 * n
-    rows = {"path": n + 1, "all": n_runs, "single": n_runs}[mode]
-    return steps + state + replay + 2 * 4 * n * rows
+    rows = (n + 1) * 160 if mode == "path" else 2 * 4 * n * n_runs
+    return steps + state + replay + rows
 
 
 def _check_completion(
@@ -412,8 +443,9 @@ def chips(
         Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
         of CHIPS clusters).
     memory_limit : int, optional
-        Bytes the runs and the rows they give may take (a path holds n + 1 rows of n labels);
-        more is a MemoryError before any run. Default 16 GiB. The completion takes its own
+        Bytes the runs and the rows they give may take (O(n) per run: a path's rows are rebuilt
+        from the runs' steps on demand, see ``ChipsResult.labels``); more is a MemoryError
+        before any run. Default 16 GiB. The completion takes its own
         (``complete=dict(memory_limit=...)``).
 
     Returns
@@ -472,15 +504,14 @@ def chips(
     need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
     if need > limit:
         raise MemoryError(
-            f"chips in {mode} mode needs about {need / 2**20:.1f} MiB ({runs} runs of {d.n_items} items"
-            f"{', a path of n + 1 rows of n labels' if mode == 'path' else ''}), more than memory_limit={limit} "
+            f"chips in {mode} mode needs about {need / 2**20:.1f} MiB ({runs} runs of {d.n_items} items), "
+            f"more than memory_limit={limit} "
             "bytes; lower n_runs, ask for a single sub-partition (threshold > 0), or raise memory_limit"
         )
     completion = None if complete is None else _check_completion(d, loss, complete, max_clusters, jobs, seed, start)
 
     raw = _core.chips(d._core, thr, runs, jobs, seed, mode, start)
     H, n = d.n_draws, d.n_items
-    labels = np.asarray(raw["labels"])
     counts = np.asarray(raw["counts"])
     n_items = np.asarray(raw["n_items"])
     run = np.asarray(raw["run"])
@@ -494,10 +525,16 @@ def chips(
         "n_runs": runs,
         "n_jobs": jobs,
         "start_count": int(raw["start_count"]),
-        "runs": [dict(r) for r in raw["runs"]],
+        "runs": [_read_only(dict(r)) for r in raw["runs"]],
         "loss": loss,
         "max_clusters": max_clusters,
     }
+    labels: Any = np.asarray(raw["labels"])
+    if mode == "path":
+        steps_of = info["runs"]
+        labels = PathLabels(np.asarray(raw["start_labels"]), [r["items"] for r in steps_of],
+                            [r["labels"] for r in steps_of], np.asarray(raw["position"]),
+                            n_items - int(raw["start_size"]))
     if mode == "single":
         completed = None
         if completion is not None:

@@ -135,6 +135,7 @@ class ChipsRun {
     labels_ = start_.labels;
     K_ = start_.K0;
     full_.assign(labels_.size(), 0);
+    full_left_ = 0;
     const auto H = static_cast<double>(v_.H);
     // Upper bounds on c_i in a max-heap of (bound, item).
     heap_.clear();
@@ -142,6 +143,15 @@ class ChipsRun {
       if (labels_[i] < 0) heap_.emplace_back(static_cast<std::int64_t>(active_.size()), static_cast<std::int32_t>(i));
     std::make_heap(heap_.begin(), heap_.end());
     while (!heap_.empty()) {
+      if (active_.empty() && o.threshold <= 0.0) {
+        allocate_at_random(res, rng, control);
+        break;
+      }
+      if (!active_.empty() && full_left_ == static_cast<std::int64_t>(heap_.size()) &&
+          static_cast<double>(active_.size()) / H >= o.threshold) {
+        allocate_ties(res, rng, control);
+        break;
+      }
       // Exact counts of every item whose bound can reach the best count so far.
       std::int64_t best = -1;
       ties_.clear();
@@ -154,7 +164,10 @@ class ChipsRun {
         // An item all of whose consistent draws put it in one existing cluster keeps doing so
         // as A shrinks: its count is |A| without a recount.
         const std::int64_t c = full_[i] ? static_cast<std::int64_t>(active_.size()) : count(i, false);
-        if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) full_[i] = 1;
+        if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) {
+          full_[i] = 1;
+          ++full_left_;
+        }
         examined_.emplace_back(c, i);
         if (c > best) {
           best = c;
@@ -182,6 +195,7 @@ class ChipsRun {
       const std::int32_t l =
           label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
       allocate(j, l);
+      if (full_[j]) --full_left_;
       res.items.push_back(j);
       res.labels.push_back(l);
       res.counts.push_back(static_cast<std::int64_t>(active_.size()));
@@ -195,6 +209,51 @@ class ChipsRun {
   }
 
  private:
+  // No draw is left in A: every unallocated item counts 0 and every label (K + 1) ties, so
+  // each step picks an item, then a label, uniformly, as the loop above would after counting
+  // every item (the same draws from rng), without those O(n log n) recounts per step.
+  void allocate_at_random(ChipsRunResult& res, Rng& rng, StopControl& control) {
+    ties_.clear();
+    for (const auto& e : heap_) ties_.push_back(e.second);
+    heap_.clear();
+    std::sort(ties_.begin(), ties_.end());
+    while (!ties_.empty()) {
+      control.poll();
+      const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
+      const std::int32_t j = ties_[at];
+      ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
+      const std::int32_t l = K_ > 0 ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(K_) + 1)) : 0;
+      allocate(j, l);
+      res.items.push_back(j);
+      res.labels.push_back(l);
+      res.counts.push_back(0);
+    }
+  }
+
+  // Every unallocated item keeps its one cluster in all draws of A (full_), so all tie at |A|,
+  // and A no longer shrinks: each step picks an item uniformly, then its label, as the loop
+  // above would (the same draws from rng), without popping and pushing back every item.
+  void allocate_ties(ChipsRunResult& res, Rng& rng, StopControl& control) {
+    ties_.clear();
+    for (const auto& e : heap_) ties_.push_back(e.second);
+    heap_.clear();
+    std::sort(ties_.begin(), ties_.end());
+    while (!ties_.empty()) {
+      control.poll();
+      const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
+      const std::int32_t j = ties_[at];
+      ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
+      count(j, true);
+      const std::int32_t l =
+          label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
+      allocate(j, l);
+      res.items.push_back(j);
+      res.labels.push_back(l);
+      res.counts.push_back(static_cast<std::int64_t>(active_.size()));
+    }
+    full_left_ = 0;
+  }
+
   // c_i over the draws of A; with `ties`, also every label reaching it, ascending.
   std::int64_t count(std::int32_t i, bool ties) {
     const Label* li = v_.item(i);
@@ -286,6 +345,7 @@ class ChipsRun {
   std::vector<std::int64_t> abase_;
   std::vector<std::pair<std::int64_t, std::int32_t>> heap_, examined_;
   std::int32_t K_ = 0;
+  std::int64_t full_left_ = 0;  // unallocated items marked in full_
 };
 
 struct ChipsRuns {
@@ -371,7 +431,7 @@ inline std::vector<std::int32_t> canonical_labels(const std::vector<std::int32_t
   return out;
 }
 
-// A chosen state: which run, its size and |A|, its canonical labels.
+// A chosen state: which run, its size and |A|, its canonical labels (not for path rows).
 struct ChipsRow {
   std::int64_t run = -1;  // position in the runs vector
   std::int64_t size = 0;
@@ -382,7 +442,9 @@ struct ChipsRow {
 
 // Path: for every size from the start's up to the largest reached, the state with the highest
 // probability; ties go to the lexicographically smallest canonical labels, so the choice
-// depends neither on run order nor on threads. Rows largest subset first.
+// depends neither on run order nor on threads. Rows largest subset first. A row is (run, size)
+// without its labels: n + 1 rows of n labels are 4 n^2 bytes (10 GB at n = 50,000), and the
+// start with the run's first size - start.size steps rebuilds them on demand.
 inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vector<ChipsRunResult>& runs) {
   ChipsStates st(start, runs);
   std::int64_t top = start.size;
@@ -402,8 +464,7 @@ inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vect
     row.size = s;
     row.count = best;
     row.final_state = st.final_size(chosen) == s;
-    row.labels = canonical_labels(st.labels(chosen, s));
-    rows.push_back(std::move(row));
+    rows.push_back(row);
   }
   std::reverse(rows.begin(), rows.end());
   return rows;

@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
+#include "count_types.hpp"
+#include "countsum_loss.hpp"
 #include "countsum_state.hpp"
+#include "draws.hpp"
 #include "threads.hpp"
 
 namespace salsox {
@@ -18,36 +22,143 @@ struct CountSumViolation {
   double value = 0.0;
 };
 
+// One estimate's per-draw losses a block of draws at a time, as DrawBlockLoss (evaluate.hpp)
+// does for count losses: a block's contingency tables counted in one pass over the items, then
+// each draw's sums taken as CountSumState::draw_losses takes them (rows in order, each row's
+// nonzero cells in slot order), so the same bits. Memory O(block), not the count tables of every
+// draw (H x draw clusters x estimate clusters), and a call can stop between blocks.
+template <class Label, class Count>
+class CountSumBlockLoss {
+ public:
+  static constexpr std::int64_t kBlockBytes = std::int64_t{1} << 20;
+  static constexpr std::int64_t kMaxBlock = 64;
+
+  CountSumBlockLoss(const DrawsView<Label>& d, const CountSumLoss& loss, std::int32_t q_max)
+      : d_(d), loss_(loss), block_(block_draws(d.kmax, q_max)),
+        cnt_(static_cast<std::size_t>(block_ * std::max<std::int32_t>(1, d.kmax) * q_max)) {}
+
+  static std::int64_t block_draws(std::int64_t kmax, std::int64_t q) {
+    const std::int64_t per_draw = std::max<std::int64_t>(1, kmax * q * static_cast<std::int64_t>(sizeof(Count)));
+    return std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxBlock, kBlockBytes / per_draw));
+  }
+  std::int64_t block() const { return block_; }
+
+  // The estimate's clusters q (labels 0..q-1) and its estimate sums (slot order) into `est`.
+  std::int32_t estimate_sums(const std::int32_t* labels, std::vector<double>& est) const {
+    std::int32_t q = 1;
+    for (std::int64_t i = 0; i < d_.n; ++i) q = std::max(q, labels[i] + 1);
+    std::vector<std::int64_t> size(static_cast<std::size_t>(q), 0);
+    for (std::int64_t i = 0; i < d_.n; ++i) ++size[static_cast<std::size_t>(labels[i])];
+    const std::int32_t n_est = loss_.sums(SumWhere::Estimate);
+    est.assign(static_cast<std::size_t>(n_est) + 1, 0.0);
+    for (std::int32_t j = 0; j < n_est; ++j)
+      for (std::int32_t k = 0; k < q; ++k) est[j] += loss_.g[1][j][static_cast<std::size_t>(size[k])];
+    return q;
+  }
+
+  // Each draw's loss for draws [lo, hi) (hi - lo <= block()) into out[h - lo].
+  void draw_losses(const std::int32_t* labels, std::int32_t q, const std::vector<double>& est, std::int64_t lo,
+                   std::int64_t hi, double* out) {
+    const std::int64_t kq = static_cast<std::int64_t>(d_.kmax) * q;
+    Count* cnt = cnt_.data();
+    for (std::int64_t h = lo; h < hi; ++h)
+      std::fill(cnt + (h - lo) * kq, cnt + (h - lo) * kq + static_cast<std::int64_t>(d_.k[h]) * q, Count{0});
+    const std::int64_t B = hi - lo;
+    for (std::int64_t i = 0; i < d_.n; ++i) {
+      const Label* l = d_.item(i) + lo;
+      Count* c = cnt + labels[i];
+      for (std::int64_t j = 0; j < B; ++j) ++c[j * kq + static_cast<std::int64_t>(l[j]) * q];
+    }
+    const std::int32_t n_cell = loss_.sums(SumWhere::Cell), n_draw = loss_.sums(SumWhere::Draw);
+    cell_.assign(static_cast<std::size_t>(n_cell) + 1, 0.0);
+    draw_.assign(static_cast<std::size_t>(n_draw) + 1, 0.0);
+    const double m = static_cast<double>(d_.n);
+    for (std::int64_t h = lo; h < hi; ++h) {
+      std::fill(cell_.begin(), cell_.end(), 0.0);
+      std::fill(draw_.begin(), draw_.end(), 0.0);
+      const Count* t = cnt + (h - lo) * kq;
+      for (std::int32_t r = 0; r < d_.k[h]; ++r) {
+        const Count* row = t + static_cast<std::int64_t>(r) * q;
+        std::int64_t s = 0;
+        for (std::int32_t k = 0; k < q; ++k) {
+          if (row[k] == 0) continue;  // g(0) is +-0 and a sum from +0 keeps its bits
+          s += row[k];
+          for (std::int32_t j = 0; j < n_cell; ++j) cell_[j] += loss_.g[0][j][static_cast<std::size_t>(row[k])];
+        }
+        for (std::int32_t j = 0; j < n_draw; ++j) draw_[j] += loss_.g[2][j][static_cast<std::size_t>(s)];
+      }
+      out[h - lo] = loss_.evaluate(m, cell_.data(), est.data(), draw_.data(), scratch_);
+    }
+  }
+
+ private:
+  const DrawsView<Label>& d_;
+  const CountSumLoss& loss_;
+  std::int64_t block_;
+  std::vector<Count> cnt_;
+  std::vector<double> cell_, draw_, scratch_;
+};
+
 // Expected loss of each row of `estimates` (M x n, canonical labels 0..q-1), and the first
-// per-draw loss below -tolerance or not finite (lowest estimate row, then draw). Parallel over
-// estimates, each value computed by one thread in a fixed order; stops early when `interrupt`
-// fires (the caller checks it).
+// per-draw loss below -tolerance or not finite (lowest estimate row, then draw). With at least
+// as many estimates as threads, each thread takes whole estimates; with fewer, each estimate's
+// blocks of draws (CountSumBlockLoss) are spread over the threads. Either way its draws' losses
+// are summed in draw order, so each value is the same bits whatever the threads. Stops early
+// between blocks when `interrupt` fires (the caller checks it).
 template <class Label>
 std::vector<double> countsum_losses(const DrawsView<Label>& d, const CountSumLoss& loss, const std::int32_t* estimates,
                                     std::int64_t M, int n_jobs, double tolerance, CountSumViolation& bad,
                                     Interrupt* interrupt = nullptr) {
   std::vector<double> out(static_cast<std::size_t>(M));
-  std::int32_t q = 1;
-  for (std::int64_t e = 0; e < M * d.n; ++e) q = std::max(q, estimates[e] + 1);
+  std::int32_t q_max = 1;
+  for (std::int64_t e = 0; e < M * d.n; ++e) q_max = std::max(q_max, estimates[e] + 1);
   std::vector<CountSumViolation> found(static_cast<std::size_t>(M));
-  const int threads = usable_threads(static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M))));
   with_count_type(d.n, [&](auto count) {
-    using State = CountSumState<Label, decltype(count)>;
-    std::vector<std::unique_ptr<State>> states;
-    for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<State>(d, loss, q));
-    parallel_for(threads, M, interrupt, [&](std::int64_t e, int t) {
-      std::vector<std::int32_t> labels(estimates + e * d.n, estimates + (e + 1) * d.n);
-      states[t]->rebuild(labels);
-      std::vector<double> values(static_cast<std::size_t>(d.H));
-      states[t]->draw_losses(values.data());
+    using Eval = CountSumBlockLoss<Label, decltype(count)>;
+    const std::int64_t block = Eval::block_draws(d.kmax, q_max);
+    const std::int64_t blocks = (d.H + block - 1) / block;
+    int threads = loop_threads(n_jobs, std::numeric_limits<std::int64_t>::max());
+    const bool split = M < threads;
+    threads = loop_threads(threads, split ? blocks : M);
+    // Built up front, so that an allocation failure surfaces before any thread starts.
+    std::vector<std::unique_ptr<Eval>> evals;
+    for (int t = 0; t < threads; ++t) evals.push_back(std::make_unique<Eval>(d, loss, q_max));
+    // Sums the draws' losses of estimate e in draw order; notes its first bad value.
+    auto finish = [&](std::int64_t e, const double* values) {
       double total = 0.0;
       for (std::int64_t h = 0; h < d.H; ++h) {
         const double v = values[h];
         total += v;
         if (found[e].draw < 0 && (!std::isfinite(v) || v < -tolerance)) found[e] = {e, h, v};
       }
-      out[e] = total / static_cast<double>(d.H);
-    });
+      out[static_cast<std::size_t>(e)] = total / static_cast<double>(d.H);
+    };
+    if (!split) {
+      std::vector<std::vector<double>> values(static_cast<std::size_t>(threads), std::vector<double>(d.H));
+      std::vector<std::vector<double>> est(static_cast<std::size_t>(threads));
+      parallel_for(threads, M, interrupt, [&](std::int64_t e, int t) {
+        Eval& eval = *evals[static_cast<std::size_t>(t)];
+        const std::int32_t* labels = estimates + e * d.n;
+        const std::int32_t q = eval.estimate_sums(labels, est[t]);
+        for (std::int64_t lo = 0; lo < d.H; lo += block) {
+          if (interrupt && interrupt->poll()) return;
+          eval.draw_losses(labels, q, est[t], lo, std::min(d.H, lo + block), values[t].data() + lo);
+        }
+        finish(e, values[t].data());
+      });
+      return;
+    }
+    std::vector<double> per_draw(static_cast<std::size_t>(d.H)), est;
+    for (std::int64_t e = 0; e < M; ++e) {
+      const std::int32_t* labels = estimates + e * d.n;
+      const std::int32_t q = evals[0]->estimate_sums(labels, est);
+      parallel_for(threads, blocks, interrupt, [&](std::int64_t b, int t) {
+        evals[static_cast<std::size_t>(t)]->draw_losses(labels, q, est, b * block, std::min(d.H, (b + 1) * block),
+                                                         per_draw.data() + b * block);
+      });
+      if (interrupt && interrupt->stopped()) return;
+      finish(e, per_draw.data());
+    }
   });
   for (const auto& f : found)
     if (f.draw >= 0) {

@@ -197,10 +197,11 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
   const int threads = loop_threads(n_jobs, M);
   std::vector<std::unique_ptr<PairwiseState<T>>> states;
   for (int t = 0; t < threads; ++t)
-    states.push_back(std::make_unique<PairwiseState<T>>(sim, n, scale, kind, a, b, q));
+    states.push_back(std::make_unique<PairwiseState<T>>(sim, n, scale, kind, a, b, q, interrupt));
+  if (interrupt && interrupt->stopped()) return out;
   parallel_for(threads, M, interrupt, [&](std::int64_t e, int t) {
     std::vector<std::int32_t> labels(estimates + e * n, estimates + (e + 1) * n);
-    states[t]->rebuild(labels);
+    states[t]->rebuild(labels, interrupt);  // O(n^2) for one estimate: polls as it goes
     out[e] = states[t]->expected_loss();
   });
   return out;

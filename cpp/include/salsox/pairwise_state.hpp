@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "count_loss.hpp"
+#include "threads.hpp"
 
 namespace salsox {
 
@@ -24,9 +25,10 @@ inline double one_minus_pear(double within, double est_pairs, double psm_pairs, 
 template <class T>
 class PairwiseState {
  public:
-  // `sim` is n x n; `scale` is the diagonal (H for counts, 1 for a PSM).
+  // `sim` is n x n; `scale` is the diagonal (H for counts, 1 for a PSM). The row sums are
+  // O(n^2): with `interrupt`, polled every 256 rows, they stop early (the caller checks it).
   PairwiseState(const T* sim, std::int64_t n, double scale, PairwiseKind kind, double a, double b,
-                std::int32_t max_clusters)
+                std::int32_t max_clusters, Interrupt* interrupt = nullptr)
       : sim_(sim), n_(n), scale_(scale), kind_(kind), a_(a), b_(b), kd_(max_clusters) {
     assert(n > 0 && scale > 0 && max_clusters >= 1);  // every sum is divided by scale
     est_.assign(n, -1);
@@ -36,6 +38,7 @@ class PairwiseState {
     own_.assign(n, 0.0);
     row_sum_.assign(n, 0.0);
     for (std::int64_t i = 0; i < n; ++i) {
+      if (interrupt && i % 256 == 0 && interrupt->poll()) return;
       double s = 0;
       for (std::int64_t j = 0; j < n; ++j) s += static_cast<double>(sim_[i * n + j]);
       row_sum_[i] = s / scale_;
@@ -58,11 +61,16 @@ class PairwiseState {
     within_ = all_ = size_sq_ = est_pairs_ = 0.0;
   }
 
-  void rebuild(const std::vector<std::int32_t>& labels) {
+  // O(n^2): with `interrupt`, polled every 256 items, it stops early (the state is then
+  // incomplete: the caller checks the interrupt).
+  void rebuild(const std::vector<std::int32_t>& labels, Interrupt* interrupt = nullptr) {
     assert(static_cast<std::int64_t>(labels.size()) == n_);
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
-    for (std::int64_t i = 0; i < n_; ++i) add(i, labels[i]);
+    for (std::int64_t i = 0; i < n_; ++i) {
+      if (interrupt && i % 256 == 0 && interrupt->poll()) return;
+      add(i, labels[i]);
+    }
   }
 
   void add(std::int64_t i, std::int32_t k) {

@@ -48,15 +48,24 @@ inline int usable_threads(int requested) {
   return requested;
 }
 
-// The CPUs this process may run on (its affinity mask, as the OpenMP runtime counts them):
-// how many threads of a crew may be awake at once (see Crew). At least one.
+// The CPUs the process may use as Python counts them (the affinity lowered to the cgroup CPU
+// quota, salsox/_cpus.py), set before each call; 0 until then.
+inline std::atomic<int>& cpus_allowed() {
+  static std::atomic<int> cpus{0};
+  return cpus;
+}
+
+// The CPUs this process may run on (its affinity mask, as the OpenMP runtime counts them,
+// lowered to cpus_allowed when set): how many threads of a crew may be awake at once (see
+// Crew), and the most a loop takes (loop_threads). At least one.
 inline int usable_cpus() {
 #ifdef _OPENMP
   static const int cpus = std::max(1, omp_get_num_procs());
 #else
   static const int cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 #endif
-  return cpus;
+  const int allowed = cpus_allowed().load(std::memory_order_relaxed);
+  return allowed > 0 ? std::min(cpus, allowed) : cpus;
 }
 
 // Threads awake in every crew of the process (see Crew): searches called at once from several

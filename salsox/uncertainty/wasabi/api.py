@@ -12,13 +12,17 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
+from ..._cpus import usable_cpus
 from ..._validation import check_int, check_n_jobs, check_seed
+from ...engine import check_limit
+from ...losses import VI
 from ...io import convert_foreign_named
 from ...io.draws import check_item_names
 from .contributions import draws_matrix
 from .draws import DrawSet, group_costs, unique_rows
 from .fit import Settings, StartResult, Stopped, run_start
 from .init import INIT_METHODS, fixed_particles, plus_plus, top_vi
+from .memory import wasabi_bytes
 from .result import Elbow, WasabiResult
 
 __all__ = ["wasabi", "elbow"]
@@ -55,6 +59,7 @@ def wasabi(
     max_clusters: Optional[int] = None,
     n_jobs: Optional[int] = None,
     seed: Optional[int] = None,
+    memory_limit: Optional[int] = None,
 ) -> WasabiResult:
     """Summarise a clustering posterior by a few weighted partitions (WASABI).
 
@@ -94,10 +99,16 @@ def wasabi(
         its current particle, at most n (a group's best partition can have more clusters than
         any of its draws).
     n_jobs : int, optional
-        Threads (default: the CPUs the process may use): starts run in parallel, each with a share of them.
+        Threads (default: the CPUs the process may use): starts run in parallel (at most one
+        per CPU), each with a share of them.
     seed : int, optional
         Start s uses the random stream (seed, s): the same seed gives the same result for
         any ``n_jobs``. Default: a fresh seed, reported in ``info["seed"]``.
+    memory_limit : int, optional
+        Bytes the call may allocate (the distinct draws, and per start running at once a
+        particle's group of draws with its search's count tables; see
+        ``salsox.uncertainty.wasabi.memory.wasabi_bytes``); more is a MemoryError before any
+        start. Default 16 GiB.
 
     Returns
     -------
@@ -146,6 +157,7 @@ def wasabi(
         max_clusters = min(check_int("max_clusters", max_clusters, minimum=1), n)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
+    limit = check_limit(memory_limit)
     first, inverse = unique_rows(matrix)
     ds = DrawSet(matrix[first], np.bincount(inverse, minlength=len(first)).astype(np.int64))
     if n_particles > ds.n_unique:
@@ -154,7 +166,15 @@ def wasabi(
             "(each would be a particle at W = 0, the rest duplicates); ask for at most that many"
         )
     given = None if isinstance(init, str) else fixed_particles(init, n_particles, n)
-    workers = min(jobs, n_starts)
+    # Starts at once: no more than the CPUs (more Python threads would only take turns on
+    # them, each holding the GIL for its numpy steps); each start's engine calls share n_jobs.
+    workers = min(jobs, n_starts, usable_cpus())
+    need = _memory_needed(ds, h, n_particles, workers, max(1, jobs // workers), max_clusters, init)
+    if need > limit:
+        raise MemoryError(
+            f"wasabi needs about {need / 2**20:.1f} MiB ({workers} starts at once on {h} draws of {n} items), "
+            f"more than memory_limit={limit} bytes; lower n_jobs (fewer starts at once) or raise memory_limit"
+        )
     stop = threading.Event()
     settings = Settings(
         n_particles=n_particles,
@@ -210,6 +230,18 @@ def wasabi(
         draws=matrix,
         item_names=names,
     )
+
+
+def _memory_needed(ds: DrawSet, h: int, n_particles: int, workers: int, threads: int,
+                   max_clusters: Optional[int], init: Any) -> int:
+    """Bytes the call will allocate (:func:`wasabi_bytes`), the count tables of a particle's
+    search scaled from the distinct draws' to all h draws (the largest group)."""
+    n = ds.unique.shape[1]
+    cap = max_clusters or min(n, 2 * int(ds.draws._core.kmax))
+    tables = VI()._route(ds.draws).memory_bytes(threads, cap) * h // max(1, ds.n_unique)
+    topvi = isinstance(init, str) and init == "topvi"
+    label_bytes = int(ds.draws.label_bits) // 8
+    return wasabi_bytes(h, n, ds.n_unique, n_particles, workers, tables, label_bytes, topvi=topvi)
 
 
 def _run_all(one_start: Any, n_starts: int, workers: int, stop: threading.Event) -> List[StartResult]:
