@@ -124,7 +124,7 @@ def _fmt(c: object) -> str:
 @contextlib.contextmanager
 def restored_env(name: str) -> Iterator[None]:
     """Puts environment variable `name` back as it was (or unset) when the block ends: the
-    scripts that time an engine setting (SALSOX_TABLE_ORDER, SALSOX_CELL_CACHE) set it per call."""
+    scripts that time an engine setting (SALSOX_SIMD, SALSOX_CELL_CACHE) set it per call."""
     saved = os.environ.get(name)
     try:
         yield

@@ -46,9 +46,8 @@ SIMD_PATHS: Dict[str, Tuple[Setting, Setting]] = {
 SWITCHES: Dict[str, Tuple[Setting, Setting]] = {
     "cell_cache": ({"SALSOX_CELL_CACHE": "off"}, {}),
     "cell_lanes": ({"SALSOX_CELL_LANES": "off"}, {}),
-    "label_order": ({"SALSOX_TABLE_ORDER": "draw"}, {}),
 }
-VARIABLES = ("SALSOX_SIMD", "SALSOX_CELL_CACHE", "SALSOX_CELL_LANES", "SALSOX_TABLE_ORDER")
+VARIABLES = ("SALSOX_SIMD", "SALSOX_CELL_CACHE", "SALSOX_CELL_LANES")
 
 
 def _cpu_name() -> str:
@@ -105,8 +104,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     print(f"CPU: {_cpu_name()} ({os.cpu_count()} logical CPUs), SIMD paths {sorted(have)}; "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load {os.getloadavg()[0]:.2f}")
     table, worst, best = [], {k: math.inf for k in paths}, {k: 0.0 for k in paths}
-    with restored_env("SALSOX_SIMD"), restored_env("SALSOX_CELL_CACHE"), \
-            restored_env("SALSOX_CELL_LANES"), restored_env("SALSOX_TABLE_ORDER"):
+    with restored_env("SALSOX_SIMD"), restored_env("SALSOX_CELL_CACHE"), restored_env("SALSOX_CELL_LANES"):
         for ref in reference_rows():
             if ref["dataset"] not in args.datasets:
                 continue

@@ -54,6 +54,7 @@ def _worker() -> None:
 class Build:
     def __init__(self, root: Path) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), str(HERE)]))
+        # (Builds from before issue 38 also read SALSOX_TABLE_ORDER.)
         for name in ("SALSOX_SIMD", "SALSOX_CELL_CACHE", "SALSOX_CELL_LANES", "SALSOX_TABLE_ORDER"):
             env.pop(name, None)
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__)), "--worker"], stdin=subprocess.PIPE,

@@ -177,50 +177,8 @@ def test_tables_that_grow_keep_their_counts(kind: str, prob_sequential: float) -
     assert float(again[0]) == pytest.approx(min(r["loss"] for r in raw["runs"]), rel=1e-12, abs=1e-14)
 
 
-ROW_ORDER_LOSSES = ["binder", "VI", "omARI", "NVI", "ID", "NID"]
-
-
-def _row_order(x: np.ndarray, kind: str) -> str:
-    draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
-    return _core.count_table_row_order(draws, _core.CountLoss.builtin(kind, 1.0, 1.0, draws.n))
-
-
-@pytest.mark.parametrize("kind", ROW_ORDER_LOSSES)
-def test_both_row_orders_give_the_same_runs(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Rows by draw or by label only move where a count lives: every sum is taken in the same
-    # order, so every run is the same to the bit (and with a helping thread too).
-    problems = [(np.asarray(load_draws("iris")[:300]), 20, 4), (np.asarray(load_draws("galaxy")[:1200]), 20, 3),
-                (_random_draws(1), 30, 4), (_random_draws(2, n=70, k=20), 40, 2)]
-    for x, cap, runs in problems:
-        found = {}
-        for order in ("draw", "label"):
-            monkeypatch.setenv("SALSOX_TABLE_ORDER", order)
-            assert _row_order(x, kind) == order
-            found[order] = _record(x, kind, cap, runs, seed=7)
-        assert found["label"] == found["draw"], kind
-    monkeypatch.setenv("SALSOX_TABLE_ORDER", "label")
+@pytest.mark.parametrize("kind", ["binder", "VI", "omARI", "NVI", "ID", "NID"])
+def test_a_helping_thread_gives_the_same_runs(kind: str) -> None:
     x = np.asarray(load_draws("galaxy")[:1200])
     one, two = (_record(x, kind, 20, 1, seed=7, n_jobs=jobs) for jobs in (1, 2))
     assert two == one
-
-
-def test_row_order_by_table_size_and_a_bad_setting_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SALSOX_TABLE_ORDER", raising=False)
-    # iris and galaxy: tables within 512 KB; ex1: over, and 72% of labels as in the draw before.
-    for name, order in [("iris", "draw"), ("galaxy", "draw"), ("ex1", "label")]:
-        for kind in ("VI", "NID"):
-            assert _row_order(np.asarray(load_draws(name)), kind) == order, (name, kind)
-    # As big as ex1, but labels that seldom repeat: by draw.
-    assert _row_order(np.random.default_rng(0).integers(0, 7, size=(10000, 200)), "VI") == "draw"
-    # ex1 with one burn-in draw of 200 singletons: by label, every draw would have room for 200
-    # rows (10 times the table by draw), so by draw.
-    burn_in = np.asarray(load_draws("ex1")).copy()
-    burn_in[0] = np.arange(burn_in.shape[1])
-    assert _row_order(burn_in, "VI") == "draw"
-    monkeypatch.setenv("SALSOX_TABLE_ORDER", "sideways")
-    x = _random_draws(0, H=10, n=12)
-    with pytest.raises(ValueError, match="SALSOX_TABLE_ORDER"):
-        _row_order(x, "VI")
-    draws = _core.CompactDraws(x)
-    with pytest.raises(ValueError, match="SALSOX_TABLE_ORDER"):
-        _core.salso_counts(draws, _core.CountLoss.builtin("VI", 1.0, 1.0, draws.n), 5, 1, seed=0, **OPTIONS)

@@ -143,8 +143,7 @@ void bind_countsum(py::module_& m) {
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountSumLoss& loss) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
-        const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false, draws.kmax(),
-                                               RowOrder::Auto, draws.agreement());
+        const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false);
         const double sums = static_cast<double>(loss.sums(SumWhere::Cell) + loss.sums(SumWhere::Draw));
         // Per-draw nodes of the formula, kept for all draws by the dense scores (at most this many).
         double kept = 0.0;

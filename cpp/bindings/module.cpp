@@ -242,25 +242,11 @@ PYBIND11_MODULE(_core, m) {
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountLoss& loss) {
         std::int64_t rows = 0;
         for (const auto k : draws.clusters_per_draw()) rows += k;
-        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive(), draws.kmax(),
-                                 RowOrder::Auto, draws.agreement(), scores_by_cell_sums(loss.kind));
+        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive(),
+                                 scores_by_cell_sums(loss.kind));
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),
       "Bytes one search thread's count-table state takes.");
-
-  m.def(
-      "count_table_row_order",
-      [](const CompactDraws& draws, const CountLoss& loss) {
-        std::int64_t rows = 0;
-        for (const auto k : draws.clusters_per_draw()) rows += k;
-        const RowOrder order = with_count_type(draws.n(), [&](auto count) {
-          return CountTableState<std::uint8_t, decltype(count)>::choose_row_order(
-              rows, draws.H() * draws.kmax(), draws.agreement(), !loss.additive(), EngineOptions::from_env().row_order);
-        });
-        return std::string(order == RowOrder::ByLabel ? "label" : "draw");
-      },
-      py::arg("draws"), py::arg("loss"),
-      "The row order ('draw' or 'label') a search's count tables take (SALSOX_TABLE_ORDER or table size).");
 
   def_salso<const CompactDraws&, const CountLoss&>(
       m, "salso_counts", "SALSO search for a count-based loss over the draws' contingency tables.",

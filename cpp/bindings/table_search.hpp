@@ -1,10 +1,15 @@
 // The SALSO searches over count tables (CountTableState for the built-in and tabulated losses,
-// CountSumState for count-sum formulas), the heaviest code of the module: each count width is
-// its own translation unit (table_search_u8.cpp, _u16.cpp, _i32.cpp), so that the three
-// compile in parallel and touching one scorer header rebuilds only them. module.cpp and
-// countsum.cpp call them through with_table_search.
+// CountSumState for count-sum formulas), the heaviest code of the module, in translation units
+// by concept, compiled in parallel: the searches over CountTableState (table_search_counts.cpp)
+// and over CountSumState (table_search_countsum.hpp, one unit per count width), and the scores
+// of each loss family
+// (table_scores_cellsums.cpp, _omari.cpp, _entropy.cpp), so that touching one scorer header
+// rebuilds one unit. module.cpp and countsum.cpp call them through with_table_search.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "salsox/count_loss.hpp"
@@ -16,10 +21,14 @@
 
 namespace salsox::bindings {
 
-// One search over tables of Count-wide counts; Loss is CountLoss or CountSumLoss.
-template <class Count, class Loss>
-SearchResult table_search(const CompactDraws& draws, const Loss& loss, std::int32_t max_clusters,
-                          const EngineOptions& engine, const SearchOptions& opts, Monitor monitor);
+// One search over tables of Count-wide counts, for a built-in or tabulated loss and for a
+// count-sum formula.
+template <class Count>
+SearchResult table_search_counts(const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
+                                 const EngineOptions& engine, const SearchOptions& opts, Monitor monitor);
+template <class Count>
+SearchResult table_search_countsum(const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters,
+                                   const EngineOptions& engine, const SearchOptions& opts, Monitor monitor);
 
 // The count-sum search's scores of `item` from the partition `labels` of q clusters (the test
 // entry point countsum_scores): slots 0..q, with the item moved to each (allocated) or taken
@@ -29,13 +38,42 @@ std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLos
                                     const std::vector<std::int32_t>& labels, std::int32_t q, std::int64_t item,
                                     bool allocated);
 
-// table_search with the count width the engine picks for the draws' n items.
+// The search with the count width the engine picks for the draws' n items; Loss is CountLoss
+// or CountSumLoss.
 template <class Loss>
 SearchResult with_table_search(const CompactDraws& draws, const Loss& loss, std::int32_t max_clusters,
                                const EngineOptions& engine, const SearchOptions& opts, Monitor monitor) {
   return with_count_type(draws.n(), [&](auto count) {
-    return table_search<decltype(count)>(draws, loss, max_clusters, engine, opts, std::move(monitor));
+    using Count = decltype(count);
+    if constexpr (std::is_same_v<Loss, CountLoss>)
+      return table_search_counts<Count>(draws, loss, max_clusters, engine, opts, std::move(monitor));
+    else
+      return table_search_countsum<Count>(draws, loss, max_clusters, engine, opts, std::move(monitor));
+  });
+}
+
+// Calls f(view) with the draws' view when its label width can come with Count-wide counts:
+// draws of n < 256 items have at most 256 clusters, so 16-bit labels never meet 8-bit counts
+// and that pair is not compiled.
+template <class Count, class F>
+decltype(auto) visit_for_count(const CompactDraws& draws, F&& f) {
+  using R = decltype(f(std::declval<DrawsView<std::uint8_t>>()));
+  return draws.visit([&](auto v) -> R {
+    using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+    if constexpr (sizeof(Label) > sizeof(Count))
+      throw std::logic_error("draws with 16-bit labels have at least 256 items");
+    else
+      return f(v);
   });
 }
 
 }  // namespace salsox::bindings
+
+// The (Label, Count) pairs a search may take (see visit_for_count), for the explicit
+// instantiations of each unit: X(Label, Count) for each.
+#define SALSOX_FOR_TABLES(X)                                                                                       \
+  X(std::uint8_t, std::uint8_t)                                                                                   \
+  X(std::uint8_t, std::uint16_t)                                                                                  \
+  X(std::uint8_t, std::int32_t)                                                                                   \
+  X(std::uint16_t, std::uint16_t)                                                                                 \
+  X(std::uint16_t, std::int32_t)

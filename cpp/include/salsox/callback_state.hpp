@@ -1,6 +1,6 @@
 // Search state for general losses written outside the engine (Python plugins): any function of
-// the contingency table between the estimate and one draw. The count tables are kept by a
-// CountTableState (with an all-zero tabulated loss, used for storage only); scoring an item
+// the contingency table between the estimate and one draw. The count tables are a CountTable
+// (count_storage.hpp); scoring an item
 // builds, for every draw and every candidate slot, the table the move would produce and hands
 // them in batches to a callback. Draws are grouped by their number of clusters so that each
 // batch is padded only to the largest draw of its group.
@@ -15,8 +15,7 @@
 #include <numeric>
 #include <vector>
 
-#include "count_loss.hpp"
-#include "count_table.hpp"
+#include "count_storage.hpp"
 #include "draws.hpp"
 
 namespace salsox {
@@ -160,8 +159,7 @@ class CallbackState {
   CallbackState(const DrawsView<Label>& draws, const TableLayout& layout, TableLossFn loss,
                 std::int32_t max_clusters, std::int64_t max_cells)
       : d_(draws), layout_(layout), fn_(std::move(loss)), max_cells_(std::max<std::int64_t>(max_cells, 1)),
-        storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
-        table_(draws, storage_loss_, max_clusters) {}
+        table_(draws, max_clusters) {}
 
   CallbackState(const CallbackState&) = delete;
   CallbackState& operator=(const CallbackState&) = delete;
@@ -234,8 +232,6 @@ class CallbackState {
   }
 
  private:
-  static std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_cast<std::size_t>(n) + 1, 0.0); }
-
   // Calls f(lo, hi, R) over ranges of layout order, each of at most max_cells_ cells when every
   // draw contributes `tables` tables of R x C.
   template <class F>
@@ -276,8 +272,7 @@ class CallbackState {
   const TableLayout& layout_;
   TableLossFn fn_;
   std::int64_t max_cells_;
-  CountLoss storage_loss_;  // referenced by table_: declared before it
-  CountTableState<Label> table_;
+  CountTable<Label> table_;
   TableBuffer buffer_;
   std::vector<double> losses_;
 };

@@ -19,8 +19,8 @@ namespace salsox {
 // the item's own slot `old` read one lower in `own`. `dc16`: the differences of counts 0..15;
 // `dc`: all of them. Rows hold at least 8 G counts (the row stride is a power of two >= 8).
 template <int G, bool kBig, bool kOwn, class Label, class Count>
-SALSOX_TARGET_AVX512 void cell_lanes_avx512(const Label* lab, const std::int64_t* base, std::int64_t step,
-                                            std::int64_t stride, const Count* cnt, std::int64_t lo, std::int64_t hi,
+SALSOX_TARGET_AVX512 void cell_lanes_avx512(const Label* lab, const std::int64_t* base, std::int64_t stride,
+                                            const Count* cnt, std::int64_t lo, std::int64_t hi,
                                             const std::int64_t* dc16, const std::int64_t* dc, const std::int32_t* big,
                                             std::int32_t old, std::int64_t* lane, std::int64_t* big_sum,
                                             std::int64_t& own) {
@@ -31,7 +31,7 @@ SALSOX_TARGET_AVX512 void cell_lanes_avx512(const Label* lab, const std::int64_t
   std::int64_t b0 = 0, b1 = 0, b2 = 0, b3 = 0, o = 0;
   const std::int32_t k0 = big[0], k1 = big[1], k2 = big[2], k3 = big[3];
   for (std::int64_t h = hi - 1; h >= lo; --h) {  // last draw first, as the scalar pass
-    const Count* r = cnt + (base[h] + lab[h] * step) * stride;
+    const Count* r = cnt + (base[h] + lab[h]) * stride;
     for (int g = 0; g < G; ++g) {
       __m512i x;
       if constexpr (sizeof(Count) == 1)

@@ -1,15 +1,12 @@
-// Per-run search state for count-based losses: the contingency tables between the estimate and
-// every draw, laid out [draw][draw cluster][estimate cluster]. Scoring an item reads, for each
-// draw, one short contiguous row holding the counts for all estimate clusters at once (the
-// reference reads one scattered cell per draw per candidate).
+// Per-run search state for the built-in and tabulated count losses: the count tables between
+// the estimate and every draw (CountTable, count_storage.hpp), the running sums of the
+// non-additive losses, and the scores. Scoring an item reads, for each draw, one short
+// contiguous row holding the counts for all estimate clusters at once (the reference reads one
+// scattered cell per draw per candidate), walking the draws in the opposite direction to add
+// and remove, so it starts on the rows they touched last.
 //
-// Every step touches one row per draw, at random, and H rows rarely fit in L2, so the table is
-// kept small and cache-friendly: counts are uint8 when n < 256 and uint16 when n < 65536 (see with_count_type), rows
-// are padded so that a row never straddles more cache lines than it must, and scoring walks the
-// draws in the opposite direction to add and remove, so it starts on the rows they touched last.
-//
-// This header holds the storage and its updates; the scores of each loss family are member
-// functions defined in scores_binder_vi.hpp, scores_omari.hpp and scores_entropy.hpp.
+// The scores of each loss family are member functions defined in scores_binder_vi.hpp,
+// scores_omari.hpp and scores_entropy.hpp.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -23,46 +20,31 @@
 #endif
 
 #include "count_loss.hpp"
+#include "count_storage.hpp"
 #include "count_types.hpp"
 #include "draws.hpp"
 #include "order_by_key.hpp"
 #include "options.hpp"
-#include "threads.hpp"
 #include "simd.hpp"
-
-// The per-draw bodies of the scores are lambdas called once per draw; compilers that would
-// otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
-#if defined(__GNUC__) || defined(__clang__)
-#define SALSOX_INLINE __attribute__((always_inline))
-#else
-#define SALSOX_INLINE
-#endif
 
 namespace salsox {
 
 template <class Label, class Count = std::int32_t>
-class CountTableState {
+class CountTableState : public CountTable<Label, Count> {
+  using Table = CountTable<Label, Count>;
+  using Table::d_, Table::kd_, Table::cnt_, Table::stride_, Table::cap_, Table::q_, Table::m_, Table::est_,
+      Table::size_, Table::col_ver_, Table::loop_, Table::parallel_for, Table::shared_threads, Table::kDrawGrain,
+      Table::kCacheLine, Table::kFirstSlots, Table::grow, Table::touch, Table::touch_all, Table::row_stride,
+      Table::shift_item;
+
  public:
-  // `order`: how the rows are ordered (RowOrder::Auto chooses by table size, see
-  // choose_row_order, unless opts.row_order forces one); callback states, which read a draw's
-  // rows as one block, keep the default ByDraw. `opts`: the search's settings (options.hpp).
+  using Table::for_each_nonzero, Table::row_index, Table::table_bytes;
+
+  // `opts`: the search's settings (options.hpp).
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
-                  RowOrder order = RowOrder::ByDraw, const EngineOptions& opts = EngineOptions::from_env(false))
-      : d_(draws), loss_(loss), kd_(max_clusters), track_stats_(!loss.additive()),
-        full_stride_(row_stride(kd_ + (track_stats_ ? 1 : 0))), simd_(opts.simd) {
+                  const EngineOptions& opts = EngineOptions::from_env(false))
+      : Table(draws, max_clusters, !loss.additive()), loss_(loss), track_stats_(!loss.additive()), simd_(opts.simd) {
     lane_cells_ = opts.cell_lanes;
-    constexpr std::size_t line = kCacheLine / sizeof(Count);
-    if (order == RowOrder::Auto)
-      order = choose_row_order(d_.rows, d_.H * d_.kmax, d_.agreement, track_stats_, opts.row_order);
-    set_row_order(order);
-    // Room for the widest layout (all max_clusters slots; see grow), one line for the alignment
-    // below, one so that word reads past a short last row stay inside.
-    cnt_store_.assign(static_cast<std::size_t>(nrows_ * full_stride_) + 2 * line, 0);
-    set_layout(kFirstSlots);
-    const auto misalign = reinterpret_cast<std::uintptr_t>(cnt_store_.data()) % kCacheLine;
-    cnt_ = cnt_store_.data() + (misalign ? (kCacheLine - misalign) / sizeof(Count) : 0);
-    est_.assign(d_.n, -1);
-    size_.assign(kd_ + 1, 0);
     acc_.assign(kd_ + 1 + kSimdPad, 0.0);
     acc_int_.assign(kd_ + 1, 0);
     e_new_.assign(kd_ + 1 + kSimdPad, 0.0);
@@ -87,9 +69,8 @@ class CountTableState {
     if (scores_by_cell_sums(loss_.kind)) fix_cell_table();
     cells_are_counts_ = true;
     for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
-    col_ver_.assign(kd_ + 1, 1);
     cache_cells_ = scores_by_cell_sums(loss_.kind) && opts.cell_cache &&
-                   cell_cache_fits(d_.n, kd_, table_bytes(nrows_, kd_, track_stats_));
+                   cell_cache_fits(d_.n, kd_, table_bytes(d_.rows, kd_, track_stats_));
   }
 
   // The cell sums cache (count_table_cache.hpp): its bytes, and whether it fits next to a
@@ -97,202 +78,172 @@ class CountTableState {
   static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters);
   static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table);
 
-  // The row order RowOrder::Auto takes for these draws (count_table_rows.hpp).
-  static RowOrder choose_row_order(std::int64_t rows, std::int64_t padded_rows, double agreement, bool tracked,
-                                   RowOrder forced = RowOrder::Auto);
-
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
   // labels and sizes (and theirs), the per-draw sums (and theirs), the draw entropies of
   // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums,
-  // omARI's gathered joint sums and a 4-byte index per slot). (kmax: the most clusters in a draw, for the by-label order.)
-  // (cell_sums: the loss scores through cell sums, which may add their cache, see cell_cache_fits.)
+  // omARI's gathered joint sums and a 4-byte index per slot). (cell_sums: the loss scores
+  // through cell sums, which may add their cache, see cell_cache_fits.)
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                          bool tracked, std::int32_t kmax = 0, RowOrder order = RowOrder::ByDraw,
-                          bool cell_sums = false);  // count_table_rows.hpp
-  static double table_bytes(std::int64_t rows, std::int32_t max_clusters, bool tracked) {
-    return static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (tracked ? 1 : 0))) * sizeof(Count);
-  }
+                          bool tracked, bool cell_sums = false);  // count_table_rows.hpp
 
-  CountTableState(const CountTableState&) = delete;
-  CountTableState& operator=(const CountTableState&) = delete;
-  std::int64_t n() const { return d_.n; }
-  std::int64_t draws() const { return d_.H; }
-  std::int32_t max_clusters() const { return kd_; }
   SimdPath simd() const { return simd_; }  // the path of the omARI and entropy scores
-  std::int32_t slots() const { return q_; }
-  std::int64_t allocated() const { return m_; }
-  std::int64_t size(std::int32_t k) const { return size_[k]; }
-  std::int32_t label(std::int64_t i) const { return est_[i]; }
-  const std::vector<std::int32_t>& labels() const { return est_; }
-  // Threads used inside one run, over draws: add, remove and every score pass (the ID and NID
-  // scans' sorting of the draw entropies excepted). Results do not depend on it.
-  void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
-  // The most threads a pass over the draws had since reset_threads_used (fewer than asked for
-  int threads_used() const { return team_max_; }  // when the runtime would not nest a region)
-  void reset_threads_used() { team_max_ = score_team_max_ = 1; }
-  int score_threads_used() const { return score_team_max_; }  // the same for the score passes
-  // Raw count table, row r (a draw cluster) at counts() + r * stride(), for callback and
-  // count-sum states (callback states keep the by-draw order: draw h's rows are d.base[h] onwards).
-  const Count* counts() const { return cnt_; }
-  RowOrder row_order() const { return lstep_ == 1 ? RowOrder::ByDraw : RowOrder::ByLabel; }
-  // The row of draw h's cluster l (counts() + row_index(h, l) * stride()).
-  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return rbase_[h] + l * lstep_; }
-  std::int64_t stride() const { return stride_; }
-  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero (count_table_rows.hpp).
-  template <class F>
-  SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz, F f);
+  // The most threads a pass over the draws had since reset_threads_used, and the same for the
+  // score passes.
+  void reset_threads_used() {
+    loop_.reset();
+    score_team_max_ = 1;
+  }
+  int score_threads_used() const { return score_team_max_; }
 
   void clear() {
     hr_valid_ = false;
-    touch_all();
-    std::fill(cnt_store_.begin(), cnt_store_.end(), 0);
-    set_layout(kFirstSlots);
-    std::fill(est_.begin(), est_.end(), -1);
-    std::fill(size_.begin(), size_.end(), 0);
+    Table::clear();
     if (track_stats_) {
       std::fill(D_.begin(), D_.end(), 0.0);
       std::fill(J_.begin(), J_.end(), 0.0);
     }
     E_ = 0.0;
-    q_ = 0;
-    m_ = 0;
   }
 
-  // Replaces the state by the complete allocation `labels` (slots 0..max; count_table_snapshot.hpp).
-  void rebuild(const std::vector<std::int32_t>& labels);
+  // Replaces the state by the complete allocation `labels` (slots 0..max). With per-draw sums,
+  // item by item (add), to keep their rounding.
+  void rebuild(const std::vector<std::int32_t>& labels) {
+    if (!track_stats_) {
+      hr_valid_ = false;
+      return Table::rebuild(labels);
+    }
+    clear();
+    q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
+    this->set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
+    for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
+  }
 
-  // Widens the table, if need be, so that slot k exists (count-sum states read a slot's counts
-  // before add or move would widen it).
-  void fit_slot(std::int32_t k) { grow(k + 1); }
-  // Narrows the rows again when the slots in use fit in half of them (count_table_rows.hpp);
-  // called between scans (refresh_sums, and the count-sum states' own).
-  void shrink();
+  // Narrows the rows (CountTable::shrink); called between scans (refresh_sums).
+  using Table::shrink;
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
-  template <class Visit = NoVisit>  // untracked: visit(h, x) in each draw, x the count before
-  void add(std::int64_t i, std::int32_t k, Visit visit = {}) {
+  void add(std::int64_t i, std::int32_t k) {
+    hr_valid_ = false;
+    if (!track_stats_) return Table::add(i, k);
     grow(k + 1);
-    shift_item<true>(i, k, visit);
-    if (track_stats_) E_ += dest_[size_[k]];
-    if (k == q_) ++q_;
-    ++size_[k];
-    ++m_;
-    est_[i] = k;
+    shift_tracked<true>(i, k);
+    E_ += dest_[size_[k]];
+    this->place(i, k);
   }
 
-  // Takes item i out of its slot; the slot may be left empty (see close_slot). visit: see add.
-  template <class Visit = NoVisit>
-  void remove(std::int64_t i, Visit visit = {}) {
+  // Takes item i out of its slot; the slot may be left empty (see close_slot).
+  void remove(std::int64_t i) {
+    hr_valid_ = false;
+    if (!track_stats_) return Table::remove(i);
     const std::int32_t k = est_[i];
-    shift_item<false>(i, k, visit);
-    if (track_stats_) E_ -= dest_[size_[k] - 1];
-    --size_[k];
-    --m_;
-    est_[i] = -1;
+    shift_tracked<false>(i, k);
+    E_ -= dest_[size_[k] - 1];
+    this->unplace(i);
   }
 
-  // Removes empty slot k by moving the last slot into it, keeping slots 0..q-1 occupied.
-  void close_slot(std::int32_t k) {
-    const std::int32_t last = q_ - 1;
-    if (k != last) {
-      touch(k);
-      touch(last);
-      Count* cnt = cnt_;
-      const std::int64_t stride = stride_;
-      parallel_for(nrows_, [=](std::int64_t r) {
-        Count* row = cnt + r * stride;
-        row[k] = row[last];
-        row[last] = 0;
-      }, kDrawGrain);
-      size_[k] = size_[last];
-      size_[last] = 0;
-      for (auto& e : est_)
-        if (e == last) e = k;
-    }
-    --q_;
-  }
+  using Table::close_slot;
 
   // Moves allocated item i from its slot to slot k (k == slots() opens a new slot) in one pass
   // over the draws; the old slot may be left empty (see close_slot). The draw-side sums do not
   // change: the item stays in its draw clusters.
   void move(std::int64_t i, std::int32_t k) {
+    if (!track_stats_) return Table::move(i, k);
     const std::int32_t old = est_[i];
     if (k == old) return;
     grow(k + 1);
     touch(old);
     touch(k);
     const Label* lab = d_.item(i);
-    const std::int64_t* base = rbase_.data();
-    const std::int64_t step = lstep_;
+    const std::int64_t* base = d_.base;
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
-    if (track_stats_) {
-      double* J = J_.data();
-      const double* dcell = dcell_.data();
-      parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h] * step) * stride;
-        const Count gone = --row[old];
-        const Count came = row[k]++;
-        J[h] += dcell[came] - dcell[gone];
-      }, kDrawGrain);
-      E_ += dest_[size_[k]] - dest_[size_[old] - 1];
-    } else {
-      parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h] * step) * stride;
-        --row[old];
-        ++row[k];
-      }, kDrawGrain);
-    }
-    if (k == q_) ++q_;
-    --size_[old];
-    ++size_[k];
-    est_[i] = k;
+    double* J = J_.data();
+    const double* dcell = dcell_.data();
+    parallel_for(d_.H, [=](std::int64_t h) {
+      Count* row = cnt + (base[h] + lab[h]) * stride;
+      const Count gone = --row[old];
+      const Count came = row[k]++;
+      J[h] += dcell[came] - dcell[gone];
+    }, kDrawGrain);
+    E_ += dest_[size_[k]] - dest_[size_[old] - 1];
+    this->moved(i, k);
   }
 
-  // The table side of add (kAdd) and remove: in every draw, item i's row gains (loses) one count
-  // in slot k and in the allocated-items column, and the per-draw sums follow. Values are
-  // captured ([=]) so that the pointers stay in registers (see parallel_for).
-  template <bool kAdd, class Visit>
-  void shift_item(std::int64_t i, std::int32_t k, Visit visit) {
-    hr_valid_ = false;
+  // The table side of add (kAdd) and remove with per-draw sums: in every draw, item i's row
+  // gains (loses) one count in slot k and in the allocated-items column, and the per-draw sums
+  // follow. Values are captured ([=]) so that the pointers stay in registers (DrawThreads::run).
+  template <bool kAdd>
+  void shift_tracked(std::int64_t i, std::int32_t k) {
     touch(k);
     const Label* lab = d_.item(i);
-    const std::int64_t* base = rbase_.data();
-    const std::int64_t step = lstep_;
+    const std::int64_t* base = d_.base;
     const std::int64_t stride = stride_;
     Count* cnt = cnt_;
-    if (track_stats_) {
-      const std::int32_t kd = cap_;  // the allocated-items column
-      double* D = D_.data();
-      double* J = J_.data();
-      const double* ddraw = ddraw_.data();
-      const double* dcell = dcell_.data();
-      parallel_for(d_.H, [=](std::int64_t h) {
-        Count* row = cnt + (base[h] + lab[h] * step) * stride;
-        // The tabulated differences are taken at the lower of the two counts.
-        const Count c = kAdd ? row[k]++ : --row[k];
-        const Count s = kAdd ? row[kd]++ : --row[kd];
-        D[h] += kAdd ? ddraw[s] : -ddraw[s];
-        J[h] += kAdd ? dcell[c] : -dcell[c];
-      }, kDrawGrain);
-    } else {
-      Count* col = cnt + k;
-      parallel_for(d_.H, [=](std::int64_t h) {
-        Count& x = col[(base[h] + lab[h] * step) * stride];
-        visit(h, static_cast<std::int64_t>(x));
-        x = static_cast<Count>(kAdd ? x + 1 : x - 1);
-      }, kDrawGrain);
-    }
+    const std::int32_t kd = cap_;  // the allocated-items column
+    double* D = D_.data();
+    double* J = J_.data();
+    const double* ddraw = ddraw_.data();
+    const double* dcell = dcell_.data();
+    parallel_for(d_.H, [=](std::int64_t h) {
+      Count* row = cnt + (base[h] + lab[h]) * stride;
+      // The tabulated differences are taken at the lower of the two counts.
+      const Count c = kAdd ? row[k]++ : --row[k];
+      const Count s = kAdd ? row[kd]++ : --row[kd];
+      D[h] += kAdd ? ddraw[s] : -ddraw[s];
+      J[h] += kAdd ? dcell[c] : -dcell[c];
+    }, kDrawGrain);
   }
 
-  // Zealous updates by table passes (count_table_snapshot.hpp): release_slot takes every item
-  // out of slot k in one sequential pass, prefers_table_pass says when that beats item-by-item
-  // moves, snapshot saves the whole state and restore puts it back.
-  void release_slot(std::int32_t k);
-  bool prefers_table_pass(std::int64_t members) const;
-  void snapshot();
-  void restore();
+  // Zealous updates by table passes: release_slot takes every item out of slot k in one pass
+  // over the table, prefers_table_pass says when that beats item-by-item moves, snapshot saves
+  // the whole state and restore puts it back. Each draw's rows and sums are its own, so the
+  // pass is shared like the table updates.
+  void release_slot(std::int32_t k) {
+    hr_valid_ = false;
+    if (!track_stats_) return Table::release_slot(k);
+    touch(k);
+    Count* cnt = cnt_;
+    const std::int64_t* base = d_.base;
+    const std::int32_t* kh = d_.k;
+    const std::int64_t stride = stride_;
+    const std::int32_t cap = cap_;
+    const double* g_draw = loss_.g_draw.data();
+    const double* g_cell = loss_.g_cell.data();
+    double* D = D_.data();
+    double* J = J_.data();
+    parallel_for(d_.H, [=](std::int64_t h) {
+      double dD = 0.0, dJ = 0.0;
+      for (std::int32_t l = 0; l < kh[h]; ++l) {
+        Count* row = cnt + (base[h] + l) * stride;
+        const Count x = row[k];
+        if (x == 0) continue;
+        row[k] = 0;
+        const Count s = row[cap];
+        row[cap] = static_cast<Count>(s - x);
+        dD += g_draw[s - x] - g_draw[s];
+        dJ += g_cell[0] - g_cell[x];
+      }
+      D[h] += dD;
+      J[h] += dJ;
+    }, kDrawGrain);
+    E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
+    this->released(k);
+  }
+  using Table::prefers_table_pass;
+  void snapshot() {
+    Table::snapshot();
+    snap_D_ = D_;
+    snap_J_ = J_;
+    snap_E_ = E_;
+  }
+  void restore() {
+    hr_valid_ = false;
+    Table::restore();
+    D_ = snap_D_;
+    J_ = snap_J_;
+    E_ = snap_E_;
+  }
 
   // Recomputes the running per-draw sums and the estimate sum from the table and the slot
   // sizes, so that the rounding of incremental updates does not build up over a long run
@@ -341,13 +292,17 @@ class CountTableState {
       case LossKind::Binder: score_binder(i, out); break;
       case LossKind::VI:
       case LossKind::Tabulated: score_additive(i, out); break;
-      default: score_simd(i, out); break;  // omARI and the entropy losses (scores_dispatch.hpp)
+      case LossKind::OMARI: score_omari_paths(i, out); break;
+      default: score_entropy_paths(i, out); break;  // NVI, ID and NID
     }
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
 
-  // The scores of each loss family, defined in scores_binder_vi.hpp (Binder, VI, tabulated),
-  // scores_omari.hpp and scores_entropy.hpp (NVI, ID, NID).
+  // The scores of each loss family, defined in scores_binder_vi.hpp (Binder, VI, tabulated;
+  // count_table_cache.hpp), scores_omari.hpp and scores_entropy.hpp (NVI, ID, NID). Each family
+  // is compiled in a translation unit of its own (cpp/bindings/table_scores_*.cpp), which
+  // instantiates its entry points: score_binder, score_additive, cell_sums, add_score and
+  // fix_cell_table; score_omari_paths; score_entropy_paths.
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
@@ -356,13 +311,15 @@ class CountTableState {
   void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
   template <bool kAll>  // cell_sums_pass of an unallocated item, with add_score's update if one is due
   void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
-  // Path P's kernels are inlined into one function per path, compiled for its instruction set.
-  void score_simd(std::int64_t i, double* out);
+  // The omARI and entropy scores on the state's path (simd_): each path's kernels are inlined
+  // into one function per path, compiled for its instruction set.
+  void score_omari_paths(std::int64_t i, double* out);
+  void score_entropy_paths(std::int64_t i, double* out);
   template <SimdPath P>
-  SALSOX_INLINE void score_on(std::int64_t i, double* out);
-  void score_baseline(std::int64_t i, double* out);
+  SALSOX_INLINE void score_entropy_on(std::int64_t i, double* out);
 #if SALSOX_SIMD_X86
-  SALSOX_TARGET_AVX2 void score_avx2(std::int64_t i, double* out);
+  SALSOX_TARGET_AVX2 void score_omari_avx2(std::int64_t i, double* out);
+  SALSOX_TARGET_AVX2 void score_entropy_avx2(std::int64_t i, double* out);
 #endif
   template <SimdPath P>
   static std::int32_t padded_slots(std::int32_t s) {
@@ -422,56 +379,6 @@ class CountTableState {
   template <SimdPath P, class Body>
   SALSOX_INLINE const double* draw_chunks(std::int32_t width, const Body& body);
 
-  // for (i = 0; i < count; ++i) f(i), over threads_ threads or shared with the search's idle
-  // threads (Crew; the same result either way). With one thread the loop runs inline:
-  // entering even a one-thread OpenMP region per item costs more than a short pass.
-  // The table updates pass lambdas that capture plain values ([=]): run on a private copy
-  // whose address never escapes, their pointers stay in registers even though every count
-  // store, being a char-sized store, may alias anything in memory.
-  // Returns the threads that took part.
-  // `min_grain`: the fewest iterations a shared block takes (kDrawGrain for per-draw updates).
-  template <class F>
-  int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
-    if (const int joined = d_.H >= kShareDraws ? Crew::share_here(count, f, min_grain) : 0) {
-      team_max_ = std::max(team_max_, joined);
-      return joined;
-    }
-#ifdef _OPENMP
-    if (threads_ > 1) {
-      int team = 1;
-#pragma omp parallel num_threads(threads_)
-      {
-        if (omp_get_thread_num() == 0) team = omp_get_num_threads();
-#pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < count; ++i) f(i);
-      }
-      // A static schedule leaves threads past the count without an iteration.
-      team = static_cast<int>(std::min<std::int64_t>(team, count));
-      team_max_ = std::max(team_max_, team);
-      return team;
-    }
-#endif
-    F local = f;
-    for (std::int64_t i = 0; i < count; ++i) local(i);
-    return 1;
-  }
-
-  // Threads parallel_for may run a pass over the draws on now (a hint: the result never depends on it).
-  int shared_threads() const { return d_.H >= kShareDraws ? std::max(threads_, Crew::team_here()) : 1; }
-  // Passes over fewer draws take less time than handing blocks to another core: not shared.
-  static constexpr std::int64_t kShareDraws = 1024;
-  // Draws per shared block of a table update (a few nanoseconds a draw; see Crew::share_here).
-  static constexpr std::int64_t kDrawGrain = 512;
-
-  static constexpr std::size_t kCacheLine = 64;
-  static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
-
-  // The row order and the row layout (count_table_rows.hpp): set_row_order once, set_layout for
-  // an empty table, grow to fit slots.
-  void set_row_order(RowOrder order);
-  void set_layout(std::int32_t slots);
-  void grow(std::int32_t slots);
-
   // Draws per chunk of the entropy scores' sums (see draw_chunks: enough chunks for a few
   // threads from 1,000 draws on).
   static constexpr std::int64_t kDrawChunk = 256;
@@ -488,44 +395,16 @@ class CountTableState {
   // dcell_ in fixed point, for the exact cell sums (see fix_cell_table).
   void fix_cell_table();
 
-  // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole
-  // cache lines beyond, so that (with the table line-aligned) a row spans as few lines as it can.
-  static std::int64_t row_stride(std::int64_t elems) {
-    const auto bytes = static_cast<std::size_t>(elems) * sizeof(Count);
-    std::size_t padded = sizeof(Count);
-    if (bytes > kCacheLine) padded = (bytes + kCacheLine - 1) / kCacheLine * kCacheLine;
-    else
-      while (padded < bytes) padded *= 2;
-    return static_cast<std::int64_t>(padded / sizeof(Count));
-  }
-
-  DrawsView<Label> d_;
   const CountLoss& loss_;
-  std::int32_t kd_;
-  bool track_stats_;
-  // Row r holds the counts of draw cluster r in slots 0..cap_-1 and, for non-additive losses,
-  // the number of its items allocated so far at index cap_; rows are stride_ apart. The layout
-  // holds the slots in use (see grow), at most full_stride_ (max_clusters slots) wide.
-  std::int64_t full_stride_, stride_ = 0;
-  // Draw h's cluster l is row rbase_[h] + l * lstep_ of nrows_: by draw, rbase_ = d_.base and
-  // lstep_ = 1 (a draw's rows together); by label, rbase_[h] = h and lstep_ = H (the rows of one
-  // label across the draws together, with room for kmax labels in every draw).
-  std::vector<std::int64_t> rbase_;
-  std::int64_t lstep_ = 1, nrows_ = 0;
-  std::int32_t cap_ = 0;
+  bool track_stats_;  // a non-additive loss: per-draw sums, and the allocated items' column
   SimdPath simd_;
-  std::vector<Count> cnt_store_;
-  Count* cnt_ = nullptr;  // line-aligned start of the rows within cnt_store_
-  std::vector<std::int32_t> est_;
-  std::vector<std::int64_t> size_;
   std::vector<double> acc_, e_new_;
   // Scratch for the non-additive scores, indexed by slot (0..q) or bucket (0..q+1).
   std::vector<double> e_norm_, e_x_, he_, inv_he_, sorted_he_;
   std::vector<std::int32_t> order_;
   std::vector<double> bucket_a_, bucket_b_, bucket_c_;
   std::vector<std::int64_t> acc_int_, part_int_;
-  int threads_ = 1;  // threads inside one run (over draws)
-  mutable int team_max_ = 1, score_team_max_ = 1;  // see threads_used
+  int score_team_max_ = 1;  // see score_threads_used
   std::vector<double> dcell_, dest_, ddraw_;
   // dcell_ in units of 2^-cell_shift_ (see fix_cell_table).
   std::vector<std::int64_t> dcell_fixed_;
@@ -537,8 +416,6 @@ class CountTableState {
   static constexpr std::int32_t kZeroRow = 8;
   mutable std::vector<double> draw_loss_;
   double E_ = 0.0;
-  std::int32_t q_ = 0;
-  std::int64_t m_ = 0;
   // Scoring context (see score_as); add_score's due update: item add_lab_'s draw labels, slot add_k_.
   std::int32_t old_ = -1, add_k_ = 0;
   const Label* add_lab_ = nullptr;
@@ -554,43 +431,21 @@ class CountTableState {
   // Scratch for draw_chunks: each chunk's sums and nonzero-cell list, and their totals.
   std::vector<double> chunk_part_, chunk_sum_;
   std::vector<std::int32_t> chunk_nz_;
-  // Each slot's column version: a new value of clock_ whenever a count in the slot changes
-  // (or the slot is renumbered), so that a value computed from the column is still valid while
-  // its version is. The cell sums cache (see cell_sums): per item i and slot k, at i * kd_ + k,
-  // the sum and the column version it was computed at (0: never); dirty_ and fresh_ are
+  // The cell sums cache (see cell_sums): per item i and slot k, at i * kd_ + k, the sum and the
+  // column version (CountTable::touch) it was computed at (0: never); dirty_ and fresh_ are
   // scratch (the slots a score recomputes, and their sums).
-  std::uint64_t clock_ = 1;
-  std::vector<std::uint64_t> col_ver_;
   bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
   std::vector<double> cache_val_;
   std::vector<std::uint64_t> cache_ver_;
   std::vector<std::int32_t> dirty_;
   std::vector<double> fresh_;
-  void touch(std::int32_t k) { col_ver_[k] = ++clock_; }
-  void touch_all() {
-    for (auto& v : col_ver_) v = ++clock_;
-  }
-  // The state saved by snapshot().
-  std::vector<Count> snap_cnt_;
-  std::vector<std::int32_t> snap_est_;
-  std::vector<std::uint64_t> snap_col_ver_;
-  std::vector<std::int64_t> snap_size_;
+  // The sums saved by snapshot() (the table saves its own).
   std::vector<double> snap_D_, snap_J_;
   double snap_E_ = 0.0;
-  std::int32_t snap_q_ = 0, snap_cap_ = 0;
-  std::int64_t snap_stride_ = 0;
-  std::int64_t snap_m_ = 0;
 };
 
 }  // namespace salsox
 
-// The scoring member functions (declared above), one header per loss family.
+// The state's own passes; the scores are in their families' headers (see score_as).
 #include "count_table_rows.hpp"
 #include "count_table_sums.hpp"
-#include "count_table_snapshot.hpp"
-#include "count_table_cache.hpp"
-#include "scores_binder_vi.hpp"
-#include "scores_shared.hpp"
-#include "scores_entropy.hpp"
-#include "scores_omari.hpp"
-#include "scores_dispatch.hpp"

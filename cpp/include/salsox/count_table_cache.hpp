@@ -10,18 +10,6 @@
 
 namespace salsox {
 
-// Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
-// item's sums per slot between its scores (see cell_sums_cached): while that cache (a value
-// and a version per item and slot) takes no more than 4 MiB or the table itself.
-template <class Label, class Count>
-inline double CountTableState<Label, Count>::cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
-  return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
-}
-template <class Label, class Count>
-inline bool CountTableState<Label, Count>::cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
-  return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
-}
-
 // cell_sums from the sums cached at item i's last score for the slots whose column has not
 // changed since (a slot's sum reads only that slot's column of the item's rows): after a move,
 // a scan recomputes two slots of each item, not all, and an item none of whose slots changed

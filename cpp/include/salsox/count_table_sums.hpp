@@ -74,7 +74,7 @@ inline double CountTableState<Label, Count>::expected_loss() const {
     double D = 0.0, J = 0.0;
     for (std::int32_t l = 0; l < d_.k[h]; ++l) {
       std::int64_t s = 0;
-      row_cell_sums(cnt_ + (rbase_[h] + l * lstep_) * stride_, skip_zeros, s, J);
+      row_cell_sums(cnt_ + (d_.base[h] + l) * stride_, skip_zeros, s, J);
       D += loss_.g_draw[s];
     }
     return loss_.combine(static_cast<double>(m_), D, E, J);
@@ -105,7 +105,7 @@ inline double CountTableState<Label, Count>::expected_loss() const {
         for (std::int32_t l = 0; l < rows; ++l) {
           const Count* r[4];
           std::int64_t s[4] = {};
-          for (int u = 0; u < 4; ++u) r[u] = l < kh[u] ? cnt_ + (rbase_[h + u] + l * lstep_) * stride_ : kZeros;
+          for (int u = 0; u < 4; ++u) r[u] = l < kh[u] ? cnt_ + (d_.base[h + u] + l) * stride_ : kZeros;
           for (std::int32_t k = 0; k < q; ++k)
             for (int u = 0; u < 4; ++u) {
               s[u] += r[u][k];
@@ -136,7 +136,7 @@ inline void CountTableState<Label, Count>::fresh_draw_sums(std::int64_t h, doubl
   // With g_cell(0) = +0, each term g_cell(x) - g_cell(0) is g_cell(x) (see row_cell_sums).
   const bool skip_zeros = skip_zero_cells();
   for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-    const Count* row = cnt_ + (rbase_[h] + l * lstep_) * stride_;
+    const Count* row = cnt_ + (d_.base[h] + l) * stride_;
     D += loss_.g_draw[row[cap_]] - g_draw0;
     if (skip_zeros) {
       std::int64_t s = 0;

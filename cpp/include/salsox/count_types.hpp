@@ -1,15 +1,10 @@
 // Small helpers of the count tables (count_table.hpp): the count type for n items and the
-// lowest set bit of a word, and the row orders.
+// lowest set bit of a word.
 #pragma once
 #include <cstdint>
 #include <limits>
 
 namespace salsox {
-
-// How a count table orders its rows (one per draw cluster): ByDraw keeps each draw's rows
-// together, ByLabel keeps the rows of one draw label across all draws together, Auto lets the
-// table choose (CountTableState::choose_row_order).
-enum class RowOrder { ByDraw, ByLabel, Auto };
 
 // Index of the lowest set bit of a nonzero word.
 inline int ctz64(std::uint64_t x) {
@@ -26,7 +21,7 @@ inline int ctz64(std::uint64_t x) {
 }
 
 // The per-draw visitor of a count table's add and remove that does nothing (see
-// CountTableState::add).
+// CountTable::add).
 struct NoVisit {
   template <class... A>
   void operator()(A...) const {}

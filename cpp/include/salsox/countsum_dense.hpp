@@ -59,7 +59,7 @@ SALSOX_TARGET_AVX2 inline void cs_gather_counts_avx2(const Count* const* rows, c
     double* o = out + b * Q;
     const double base = old >= 0 ? S[b] - dc[row[old] - 1] : S[b];
     const __m256d vb = _mm256_set1_pd(base);
-    for (std::int64_t v = 0; v < W / 4; ++v) _mm256_storeu_pd(o + 4 * v, _mm256_add_pd(vb, omari_counts4(row + 4 * v)));
+    for (std::int64_t v = 0; v < W / 4; ++v) _mm256_storeu_pd(o + 4 * v, _mm256_add_pd(vb, counts4_pd(row + 4 * v)));
     if (old >= 0) o[old] = base + dc[row[old] - 1];
     o[q] = base + dc[0];
   }
@@ -213,8 +213,7 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
   // misses are started while the block before it is evaluated.
   auto fetch = [&](std::int64_t h0, std::int64_t nb) {
     for (std::int64_t b = 0; b < nb; ++b) {
-      // The draw's row of alloc_ (rows by draw; the table's own row may be ordered by label),
-      // read by the Draw leaves of add scores only.
+      // The draw's row of alloc_, read by the Draw leaves of add scores only.
       if (old < 0) row_index_next_[b] = d_.base[h0 + b] + lab[h0 + b];
       rows_next_[b] = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
       __builtin_prefetch(rows_next_[b]);
@@ -331,7 +330,7 @@ template <class Label, class Count>
 inline void CountSumState<Label, Count>::score_dense_on(std::int64_t i, std::int32_t old, std::int64_t Bd,
                                                         double* out) {
 #if SALSOX_SIMD_X86
-  if (table_.simd() != SimdPath::Baseline) return score_dense_avx2(i, old, Bd, out);
+  if (simd_ != SimdPath::Baseline) return score_dense_avx2(i, old, Bd, out);
 #endif
   score_dense_baseline(i, old, Bd, out);
 }

@@ -122,14 +122,14 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
     for (std::int64_t b = 0; b < nb; ++b) {
       if (b + kAhead < nb) __builtin_prefetch(cnt + table_.row_index(h0 + b + kAhead, lab[h0 + b + kAhead]) * stride);
       const std::int64_t r = d_.base[h0 + b] + lab[h0 + b];
-      row_index_[b] = r;  // of alloc_ (rows by draw); the table's row may be ordered by label
-      const Count* row = cnt + table_.row_index(h0 + b, lab[h0 + b]) * stride;
+      row_index_[b] = r;  // of alloc_ and of the table
+      const Count* row = cnt + r * stride;
       rows_[b] = row;
       if (sizeof(Count) <= 2 && q <= 64) {
         // A row has few nonzero counts: their slots as a bit mask, then visited bit by bit
-        // (CountTableState::for_each_nonzero).
+        // (CountTable::for_each_nonzero).
         const auto bb = static_cast<std::int32_t>(b);
-        CountTableState<Label, Count>::for_each_nonzero(row, q, old, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+        CountTable<Label, Count>::for_each_nonzero(row, q, old, nullptr, [&](std::int32_t k) SALSOX_INLINE {
           lb_[L] = bb;
           lk_[L] = k;
           lx_[L] = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
@@ -294,7 +294,7 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
 template <class Label, class Count>
 void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
 #if SALSOX_SIMD_X86
-  if (table_.simd() != SimdPath::Baseline) return score_sparse_avx2(i, old, Bd, out);
+  if (simd_ != SimdPath::Baseline) return score_sparse_avx2(i, old, Bd, out);
 #endif
   score_sparse_on<SimdPath::Baseline>(i, old, Bd, out);
 }

@@ -1,6 +1,5 @@
-// Search state for count-sum losses (countsum_loss.hpp). The count tables are kept by a
-// CountTableState (with an all-zero tabulated loss, used for storage only); this state adds the
-// running per-draw sums: for each draw h the cell sums and draw sums, and the estimate sums.
+// Search state for count-sum losses (countsum_loss.hpp). The count tables are a CountTable
+// (count_storage.hpp); this state adds the running per-draw sums: for each draw h the cell sums and draw sums, and the estimate sums.
 // Moving item i (draw cluster c_h(i)) into slot k changes a cell sum by g(n_ck + 1) - g(n_ck)
 // and an estimate sum by g(m_k + 1) - g(m_k); scoring reads each draw's row once, builds the
 // sums every candidate slot would give over a block of draws, and runs the compiled formula
@@ -18,8 +17,9 @@
 #include <omp.h>
 #endif
 
-#include "count_loss.hpp"
-#include "count_table.hpp"
+#include "count_storage.hpp"
+#include "options.hpp"
+#include "simd.hpp"
 #include "countsum_fuse.hpp"
 #include "countsum_kernel.hpp"
 #include "countsum_loss.hpp"
@@ -41,9 +41,7 @@ class CountSumState {
 
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters,
                 const EngineOptions& opts = EngineOptions::from_env(false))
-      : d_(draws), loss_(loss),
-        storage_loss_(CountLoss::tabulated(zeros(draws.n), zeros(draws.n), zeros(draws.n))),
-        table_(draws, storage_loss_, max_clusters, RowOrder::Auto, opts) {
+      : d_(draws), loss_(loss), table_(draws, max_clusters), simd_(opts.simd) {
     for (int w = 0; w < 3; ++w) {
       for (const auto& t : loss_.g[w]) {
         std::vector<double> diff(t.size() - 1);
@@ -276,7 +274,7 @@ class CountSumState {
           const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
           std::int64_t s = 0;
           if (sparse) {
-            CountTableState<Label, Count>::for_each_nonzero(row, q, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+            CountTable<Label, Count>::for_each_nonzero(row, q, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
               s += row[k];
               c += gc[row[k]];
             });
@@ -322,15 +320,13 @@ class CountSumState {
 
   // The running sums recomputed from the table, so that the rounding of incremental updates
   // does not build up over a long run (the search calls it after each scan and zealous round),
-  // and the table's rows narrowed if they can be (CountTableState::shrink).
+  // and the table's rows narrowed if they can be (CountTable::shrink).
   void refresh_sums() {
     table_.shrink();
     recompute_sums();
   }
 
  private:
-  static std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_cast<std::size_t>(n) + 1, 0.0); }
-
   // The per-draw sums of the current table, from scratch.
   void recompute_sums() {
     ++draw_epoch_;
@@ -462,7 +458,7 @@ class CountSumState {
 #endif
 
   // The dense scores (every draw x slot, blocks of Bd draws), compiled once per instruction
-  // set (countsum_dense.hpp): score_dense_on runs the path the count table picked (simd.hpp).
+  // set (countsum_dense.hpp): score_dense_on runs the path the state picked (simd.hpp).
   template <SimdPath P>
   void score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
   void score_dense_baseline(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
@@ -498,8 +494,8 @@ class CountSumState {
 
   DrawsView<Label> d_;
   const CountSumLoss& loss_;
-  CountLoss storage_loss_;  // referenced by table_: declared before it
-  CountTableState<Label, Count> table_;
+  CountTable<Label, Count> table_;
+  SimdPath simd_;  // the path of the dense and sparse scores (simd.hpp)
   std::vector<std::vector<double>> diff_[3];  // g(x + 1) - g(x), by kind and sum
   std::vector<bool> cell_is_count_;           // by cell sum: diff_[0][j][x] == x for every x
   std::int32_t n_cell_ = 0, n_est_ = 0, n_draw_ = 0;

@@ -21,9 +21,6 @@ struct DrawsView {
   const std::int64_t* base = nullptr;  // first count-table row of draw h (prefix sum of k)
   std::int64_t rows = 0;               // sum of k
   std::int32_t kmax = 0;
-  // The share of labels equal to the same item's label in the draw before (count tables pick
-  // their row order by it, see CountTableState::choose_row_order).
-  double agreement = 0.0;
 
   const Label* item(std::int64_t i) const { return labels + i * H; }
 };
@@ -54,13 +51,11 @@ class CompactDraws {
     wide_ = kmax_ > 256;
     if (wide_) fill(raw, relabel, wide_labels_);
     else fill(raw, relabel, narrow_labels_);
-    agreement_ = wide_ ? label_agreement(wide_labels_) : label_agreement(narrow_labels_);
   }
 
   std::int64_t n() const { return n_; }
   std::int64_t H() const { return H_; }
   std::int32_t kmax() const { return kmax_; }
-  double agreement() const { return agreement_; }  // see DrawsView::agreement
   bool wide() const { return wide_; }
   const std::vector<std::int32_t>& clusters_per_draw() const { return k_; }
   std::size_t label_bytes() const { return wide_ ? wide_labels_.size() * 2 : narrow_labels_.size(); }
@@ -77,7 +72,6 @@ class CompactDraws {
     v.base = base_.data();
     v.rows = base_[H_];
     v.kmax = kmax_;
-    v.agreement = agreement_;
     return v;
   }
 
@@ -150,20 +144,8 @@ class CompactDraws {
     }
   }
 
-  template <class Label>
-  double label_agreement(const std::vector<Label>& labels) const {
-    if (H_ < 2) return 0.0;
-    std::int64_t same = 0;
-    for (std::int64_t i = 0; i < n_; ++i) {
-      const Label* x = labels.data() + i * H_;
-      for (std::int64_t h = 1; h < H_; ++h) same += x[h] == x[h - 1];
-    }
-    return static_cast<double>(same) / (static_cast<double>(n_) * static_cast<double>(H_ - 1));
-  }
-
   std::int64_t n_, H_;
   std::int32_t kmax_ = 0;
-  double agreement_ = 0.0;
   bool wide_ = false;
   std::vector<std::int32_t> k_;
   std::vector<std::int64_t> base_;

@@ -9,7 +9,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "count_types.hpp"
 #include "simd.hpp"
 
 namespace salsox {
@@ -23,9 +22,6 @@ struct EngineOptions {
   // SALSOX_CELL_LANES=off: NVI's and NID's scores visit only the nonzero cells, and the cell
   // sums load each cell, instead of taking every slot as a SIMD lane.
   bool cell_lanes = true;
-  // SALSOX_TABLE_ORDER=draw|label: forces the count tables' row order; Auto lets each table
-  // choose by its size (CountTableState::choose_row_order).
-  RowOrder row_order = RowOrder::Auto;
 
   // The settings the environment gives. `strict`: a value it cannot honour throws (the entry
   // points read it so, before any thread starts); otherwise that setting keeps its default.
@@ -49,13 +45,6 @@ struct EngineOptions {
     }
     o.cell_cache = on_off("SALSOX_CELL_CACHE", fail);
     o.cell_lanes = on_off("SALSOX_CELL_LANES", fail);
-    const std::string order = value("SALSOX_TABLE_ORDER");
-    if (order == "draw")
-      o.row_order = RowOrder::ByDraw;
-    else if (order == "label")
-      o.row_order = RowOrder::ByLabel;
-    else if (!order.empty() && order != "auto")
-      fail("SALSOX_TABLE_ORDER must be one of auto, draw, label; got '" + order + "'");
     return o;
   }
 

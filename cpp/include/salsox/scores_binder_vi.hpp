@@ -12,6 +12,7 @@
 
 #include "cell_lanes.hpp"
 #include "count_table.hpp"
+#include "count_table_cache.hpp"
 #include "line_rows.hpp"
 
 namespace salsox {
@@ -19,7 +20,7 @@ namespace salsox {
 // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0. With
 // item i virtually removed from slot `old_`, every one of its cells there is one less.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
+void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
   const Label* lab = d_.item(i);
   const std::int32_t q = q_;
   const std::int64_t chunks = exact_blocks();
@@ -71,7 +72,7 @@ inline void CountTableState<Label, Count>::score_binder(std::int64_t i, double* 
 // H dE(n_.k) + sum_h dJ(n_{c_h(i) k}), dE and dJ tabulated differences (for VI the paper's
 // f(n) = n log n - (n - 1) log(n - 1)), the cell sums from cell_sums.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::score_additive(std::int64_t i, double* out) {
+void CountTableState<Label, Count>::score_additive(std::int64_t i, double* out) {
   const double* acc = cell_sums(i);
   const double H = static_cast<double>(d_.H);
   const double we = loss_.est_weight(), wc = loss_.cell_weight();
@@ -83,7 +84,7 @@ inline void CountTableState<Label, Count>::score_additive(std::int64_t i, double
 // slot k; with item i virtually removed from slot `old_`, that slot's cells are read one
 // lower, on the side. Returns acc_ (valid until the next score).
 template <class Label, class Count>
-inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
+const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
   double* acc = acc_.data();
   if (cache_cells_) {
     cell_sums_cached(i);
@@ -101,7 +102,7 @@ inline const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
 // makes it draw by draw just before reading that draw's row of `next`, so the rows come into
 // cache once and the draws are walked once. The counts, and so the exact sums, are the same.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
+void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
   if (track_stats_ || (loss_.kind != LossKind::VI && loss_.kind != LossKind::Tabulated)) {
     add(i, k);
     score(next, out);
@@ -119,7 +120,7 @@ inline void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_
   score(next, out);
   if (add_lab_ != nullptr) {  // a score that made no pass (every sum cached): the update alone
     add_lab_ = nullptr;
-    shift_item<true>(i, k, NoVisit{});
+    this->template shift_item<true>(i, k, NoVisit{});
   }
 }
 
@@ -182,12 +183,12 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     const Label* const al = add_lab;
     const std::int32_t ak = add_k;
     const std::int64_t* const d = dc;
-    const std::int64_t* const base = rbase_.data();
-    const std::int64_t step = lstep_, stride = stride_;
+    const std::int64_t* const base = d_.base;
+    const std::int64_t stride = stride_;
     Count* const cnt = cnt_;
-    auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h] * step) * stride; };
+    auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h]) * stride; };
     auto add_one = [=](std::int64_t h) SALSOX_INLINE {
-      if constexpr (kAdd) ++cnt[(base[h] + al[h] * step) * stride + ak];
+      if constexpr (kAdd) ++cnt[(base[h] + al[h]) * stride + ak];
     };
     std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
@@ -200,8 +201,8 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
       alignas(64) std::int64_t lane[32];
       std::int64_t bsum[4];
       auto run = [&](auto g, auto b) {
-        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, step, stride, cnt, lo, h + 1, dc16,
-                                                                       d, big, old, lane, bsum, own);
+        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, stride, cnt, lo, h + 1, dc16, d, big,
+                                                                       old, lane, bsum, own);
       };
       using B0 = std::false_type;
       using B1 = std::true_type;
@@ -306,7 +307,7 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
 // most 2^-(s+1), a few ulps of the largest term times H: about what summing H doubles loses
 // (ex1's VI: s = 45, under 1.5e-14 a term), but the same in every order.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::fix_cell_table() {
+void CountTableState<Label, Count>::fix_cell_table() {
   double big = 0.0;
   for (double v : dcell_) big = std::max(big, std::fabs(v));
   const double bound = big * static_cast<double>(d_.H);

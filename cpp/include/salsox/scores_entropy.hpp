@@ -8,11 +8,13 @@
 #include <cstring>
 #include <limits>
 
+#include "simd.hpp"  // (SALSOX_SIMD_X86)
 #if SALSOX_SIMD_X86
 #include <immintrin.h>
 #endif
 
 #include "count_table.hpp"
+#include "scores_shared.hpp"
 #include "threshold_sums.hpp"
 
 namespace salsox {
@@ -488,6 +490,32 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
     }
   }
   for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);
+}
+#endif
+
+// The entropy scores on the state's path, as score_omari_paths.
+template <class Label, class Count>
+template <SimdPath P>
+inline void CountTableState<Label, Count>::score_entropy_on(std::int64_t i, double* out) {
+  switch (loss_.kind) {
+    case LossKind::NVI: score_nvi<P>(i, out); break;
+    case LossKind::ID: score_id<P>(i, out); break;
+    default: score_nid<P>(i, out); break;
+  }
+}
+
+template <class Label, class Count>
+void CountTableState<Label, Count>::score_entropy_paths(std::int64_t i, double* out) {
+#if SALSOX_SIMD_X86
+  if (simd_ != SimdPath::Baseline) return score_entropy_avx2(i, out);
+#endif
+  score_entropy_on<SimdPath::Baseline>(i, out);
+}
+
+#if SALSOX_SIMD_X86
+template <class Label, class Count>
+SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::score_entropy_avx2(std::int64_t i, double* out) {
+  score_entropy_on<SimdPath::AVX2>(i, out);
 }
 #endif
 

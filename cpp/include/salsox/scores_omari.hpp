@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "simd.hpp"  // (SALSOX_SIMD_X86)
 #if SALSOX_SIMD_X86
 #include <immintrin.h>
 #endif
 
 #include "count_table.hpp"
+#include "scores_shared.hpp"
 
 namespace salsox {
 
@@ -94,20 +96,6 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
 }
 
 #if SALSOX_SIMD_X86
-// Four counts of a row as doubles (counts are below 2^31).
-template <class Count>
-SALSOX_TARGET_AVX2 inline __m256d omari_counts4(const Count* p) {
-  if constexpr (sizeof(Count) == 1) {
-    std::int32_t w;
-    std::memcpy(&w, p, sizeof w);
-    return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(w)));
-  } else if constexpr (sizeof(Count) == 2) {
-    return _mm256_cvtepi32_pd(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-  } else {
-    return _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-}
-
 // score_omari's sums over draws hi-1 down to lo for slots 4 first .. 4 (first + V) - 1, in one
 // pass per draw: the row's counts converted four at a time (a cell's pair-count increment is
 // its count, cells_are_counts_), the cell's value and its sum kept in registers across the
@@ -145,7 +133,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int
     const double Jh = dec < 0 ? J_[h] : J_[h] - dcell_[row[dec] - 1];
     const __m256d A = _mm256_set1_pd(Dh), X = _mm256_set1_pd(Jh);
     for (int v = 0; v < V; ++v) {
-      const __m256d c = _mm256_sub_pd(_mm256_and_pd(omari_counts4(cells + r + 4 * v), keep[v]), at_dec[v]);
+      const __m256d c = _mm256_sub_pd(_mm256_and_pd(counts4_pd(cells + r + 4 * v), keep[v]), at_dec[v]);
       const __m256d x = _mm256_add_pd(X, c);
       const __m256d b = _mm256_loadu_pd(B + 4 * v), bn = _mm256_loadu_pd(BN + 4 * v);
       // score_omari's cell(A, B, BN, X), operation for operation.
@@ -157,6 +145,23 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int
     }
   }
   for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * (first + v), sum[v]);
+}
+#endif
+
+// The omARI score on the state's path: the AVX-512 path runs the AVX2 score (an AVX-512 build
+// of it gained too little to keep, docs/performance.md).
+template <class Label, class Count>
+void CountTableState<Label, Count>::score_omari_paths(std::int64_t i, double* out) {
+#if SALSOX_SIMD_X86
+  if (simd_ != SimdPath::Baseline) return score_omari_avx2(i, out);
+#endif
+  score_omari<SimdPath::Baseline>(i, out);
+}
+
+#if SALSOX_SIMD_X86
+template <class Label, class Count>
+SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::score_omari_avx2(std::int64_t i, double* out) {
+  score_omari<SimdPath::AVX2>(i, out);
 }
 #endif
 

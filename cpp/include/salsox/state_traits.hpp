@@ -7,7 +7,7 @@
 
 namespace salsox {
 
-// Whether a State can use threads inside a run (see CountTableState::set_threads).
+// Whether a State can use threads inside a run (see CountTable::set_threads).
 template <class S, class = void>
 struct has_set_threads : std::false_type {};
 template <class S>

@@ -486,4 +486,59 @@ class Crew {
   std::condition_variable wake_;
 };
 
+// The passes of one search run over its draws (a count table's updates and scores): on the
+// run's own threads (set_threads) or shared with the search's idle threads (Crew), the same
+// result either way. With one thread the loop runs inline: entering even a one-thread OpenMP
+// region per item costs more than a short pass. Bodies are lambdas that capture plain values
+// ([=]): run on a private copy whose address never escapes, their pointers stay in registers
+// even though every count store, being a char-sized store, may alias anything in memory.
+class DrawThreads {
+ public:
+  void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
+  // The most threads a pass had since reset (fewer than asked for when the runtime would not
+  // nest a region).
+  int threads_used() const { return team_max_; }
+  void reset() { team_max_ = 1; }
+
+  // f(i) for i in [0, count), a pass over `draws` draws; blocks shared with the crew hold at
+  // least `min_grain` iterations. Returns the threads that took part.
+  template <class F>
+  int run(std::int64_t draws, std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
+    if (const int joined = draws >= kShareDraws ? Crew::share_here(count, f, min_grain) : 0) {
+      team_max_ = std::max(team_max_, joined);
+      return joined;
+    }
+#ifdef _OPENMP
+    if (threads_ > 1) {
+      int team = 1;
+#pragma omp parallel num_threads(threads_)
+      {
+        if (omp_get_thread_num() == 0) team = omp_get_num_threads();
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < count; ++i) f(i);
+      }
+      // A static schedule leaves threads past the count without an iteration.
+      team = static_cast<int>(std::min<std::int64_t>(team, count));
+      team_max_ = std::max(team_max_, team);
+      return team;
+    }
+#endif
+    F local = f;
+    for (std::int64_t i = 0; i < count; ++i) local(i);
+    return 1;
+  }
+
+  // Threads a pass over `draws` draws may run on now (a hint: results never depend on it).
+  int shared_threads(std::int64_t draws) const {
+    return draws >= kShareDraws ? std::max(threads_, Crew::team_here()) : 1;
+  }
+
+  // Passes over fewer draws take less time than handing blocks to another core: not shared.
+  static constexpr std::int64_t kShareDraws = 1024;
+
+ private:
+  int threads_ = 1;
+  mutable int team_max_ = 1;
+};
+
 }  // namespace salsox

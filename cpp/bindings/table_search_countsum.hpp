@@ -1,0 +1,54 @@
+// The SALSO searches over CountSumState, the count-sum formulas (table_search.hpp), defined
+// here and instantiated by one translation unit per count width (table_search_countsum_*.cpp):
+// the heaviest code of the module, compiled in parallel.
+#pragma once
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "salsox/countsum_state.hpp"
+#include "table_search.hpp"
+
+namespace salsox::bindings {
+
+template <class Count>
+SearchResult table_search_countsum(const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters,
+                                   const EngineOptions& engine, const SearchOptions& opts, Monitor monitor) {
+  return visit_for_count<Count>(draws, [&](auto v) {
+    using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+    using State = CountSumState<Label, Count>;
+    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, engine); }, opts, monitor,
+                     StateBuild::Parallel);
+  });
+}
+
+template <class Count>
+std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLoss& loss,
+                                    const std::vector<std::int32_t>& labels, std::int32_t q, std::int64_t item,
+                                    bool allocated) {
+  std::vector<double> out;
+  visit_for_count<Count>(draws, [&](auto v) {
+    using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+    CountSumState<Label, Count> state(v, loss, q + 1);
+    state.rebuild(labels);
+    if (!allocated) state.remove(item);
+    out.assign(static_cast<std::size_t>(state.slots()) + 1, 0.0);
+    if (allocated)
+      state.score_move(item, out.data());
+    else
+      state.score(item, out.data());
+    return 0;
+  });
+  return out;
+}
+
+}  // namespace salsox::bindings
+
+// The instantiations of one count width's unit.
+#define SALSOX_COUNTSUM_SEARCH(Count)                                                                              \
+  template salsox::SearchResult salsox::bindings::table_search_countsum<Count>(                                   \
+      const salsox::CompactDraws&, const salsox::CountSumLoss&, std::int32_t, const salsox::EngineOptions&,     \
+      const salsox::SearchOptions&, salsox::Monitor);                                                           \
+  template std::vector<double> salsox::bindings::countsum_scores<Count>(                                         \
+      const salsox::CompactDraws&, const salsox::CountSumLoss&, const std::vector<std::int32_t>&, std::int32_t,   \
+      std::int64_t, bool);

@@ -1,4 +1,0 @@
-// The SALSO searches over count tables of std::uint8_t counts (table_search.hpp).
-#include "table_search_impl.hpp"
-
-SALSOX_TABLE_SEARCH(std::uint8_t)
