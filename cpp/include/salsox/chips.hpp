@@ -144,12 +144,17 @@ class ChipsRun {
     std::make_heap(heap_.begin(), heap_.end());
     while (!heap_.empty()) {
       if (active_.empty() && o.threshold <= 0.0) {
-        allocate_at_random(res, rng, control);
+        allocate_tied(res, rng, control, [&](std::int32_t) {
+          return K_ > 0 ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(K_) + 1)) : 0;
+        });
         break;
       }
       if (!active_.empty() && full_left_ == static_cast<std::int64_t>(heap_.size()) &&
           static_cast<double>(active_.size()) / H >= o.threshold) {
-        allocate_ties(res, rng, control);
+        allocate_tied(res, rng, control, [&](std::int32_t j) {
+          count(j, true);
+          return label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
+        });
         break;
       }
       // Exact counts of every item whose bound can reach the best count so far.
@@ -209,10 +214,13 @@ class ChipsRun {
   }
 
  private:
-  // No draw is left in A: every unallocated item counts 0 and every label (K + 1) ties, so
-  // each step picks an item, then a label, uniformly, as the loop above would after counting
-  // every item (the same draws from rng), without those O(n log n) recounts per step.
-  void allocate_at_random(ChipsRunResult& res, Rng& rng, StopControl& control) {
+  // Every item left ties, so each step picks an item uniformly, then its label with
+  // pick_label(j), as the loop above would after counting every item (the same draws from rng),
+  // without its O(n log n) pops and pushes per step. Two cases: no draw is left in A (every
+  // item counts 0, every label ties), or every item keeps its one cluster in all draws of A
+  // (all count |A| and A no longer shrinks).
+  template <class PickLabel>
+  void allocate_tied(ChipsRunResult& res, Rng& rng, StopControl& control, PickLabel&& pick_label) {
     ties_.clear();
     for (const auto& e : heap_) ties_.push_back(e.second);
     heap_.clear();
@@ -222,30 +230,7 @@ class ChipsRun {
       const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
       const std::int32_t j = ties_[at];
       ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
-      const std::int32_t l = K_ > 0 ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(K_) + 1)) : 0;
-      allocate(j, l);
-      res.items.push_back(j);
-      res.labels.push_back(l);
-      res.counts.push_back(0);
-    }
-  }
-
-  // Every unallocated item keeps its one cluster in all draws of A (full_), so all tie at |A|,
-  // and A no longer shrinks: each step picks an item uniformly, then its label, as the loop
-  // above would (the same draws from rng), without popping and pushing back every item.
-  void allocate_ties(ChipsRunResult& res, Rng& rng, StopControl& control) {
-    ties_.clear();
-    for (const auto& e : heap_) ties_.push_back(e.second);
-    heap_.clear();
-    std::sort(ties_.begin(), ties_.end());
-    while (!ties_.empty()) {
-      control.poll();
-      const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
-      const std::int32_t j = ties_[at];
-      ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
-      count(j, true);
-      const std::int32_t l =
-          label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
+      const std::int32_t l = pick_label(j);
       allocate(j, l);
       res.items.push_back(j);
       res.labels.push_back(l);
