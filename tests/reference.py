@@ -482,3 +482,14 @@ def expected_losses_batch(estimates, draws, family: str, a: float = 1.0, b: floa
     else:
         raise ValueError(f"unknown loss family {family!r}")
     return np.broadcast_to(vals, (C, H)).mean(axis=1)
+
+
+def noisy_draws(seed: int, *, H: int, n: int, k: int, p: float) -> np.ndarray:
+    """Test draws: H copies of the partition i -> i mod k of n items, each label replaced with
+    probability p by one of 0..k (so k + 1 clusters at most)."""
+    rng = np.random.default_rng(seed)
+    truth = np.arange(n) % k
+    draws = np.tile(truth, (H, 1))
+    move = rng.random((H, n)) < p
+    draws[move] = rng.integers(0, k + 1, size=move.sum())
+    return draws

@@ -11,15 +11,11 @@ import pytest
 
 import salsox
 from reference_chips import best_by_size, chips_run, consistent, probability, replay
+from reference import noisy_draws
 
 
 def _noisy(seed: int, H: int = 40, n: int = 9, k: int = 3, p: float = 0.25) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    truth = np.arange(n) % k
-    draws = np.tile(truth, (H, 1))
-    move = rng.random((H, n)) < p
-    draws[move] = rng.integers(0, k + 1, size=move.sum())
-    return draws
+    return noisy_draws(seed, H=H, n=n, k=k, p=p)
 
 
 def _canonical(labels: np.ndarray) -> np.ndarray:

@@ -12,15 +12,11 @@ import salsox
 from salsox import cli
 from salsox.enumeration import set_partitions
 from salsox.losses import get_loss
+from reference import noisy_draws
 
 
 def _noisy(seed: int, H: int = 80, n: int = 8, k: int = 3, p: float = 0.2) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    truth = np.arange(n) % k
-    draws = np.tile(truth, (H, 1))
-    move = rng.random((H, n)) < p
-    draws[move] = rng.integers(0, k + 1, size=move.sum())
-    return draws
+    return noisy_draws(seed, H=H, n=n, k=k, p=p)
 
 
 def _best_completion(draws: np.ndarray, loss: str, sub: np.ndarray) -> float:

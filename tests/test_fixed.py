@@ -7,15 +7,11 @@ import pytest
 
 import salsox
 from salsox.enumeration import minimize_by_enumeration, set_partitions
+from reference import noisy_draws
 
 
 def _noisy(seed: int, H: int = 60, n: int = 8, k: int = 3, p: float = 0.35) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    truth = np.arange(n) % k
-    draws = np.tile(truth, (H, 1))
-    move = rng.random((H, n)) < p
-    draws[move] = rng.integers(0, k + 1, size=move.sum())
-    return draws
+    return noisy_draws(seed, H=H, n=n, k=k, p=p)
 
 
 def _respects(labels: np.ndarray, fixed: np.ndarray) -> bool:
