@@ -11,6 +11,7 @@
 #include "count_types.hpp"
 #include "countsum_loss.hpp"
 #include "countsum_state.hpp"
+#include "draw_blocks.hpp"
 #include "draws.hpp"
 #include "threads.hpp"
 
@@ -30,18 +31,12 @@ struct CountSumViolation {
 template <class Label, class Count>
 class CountSumBlockLoss {
  public:
-  static constexpr std::int64_t kBlockBytes = std::int64_t{1} << 20;
-  static constexpr std::int64_t kMaxBlock = 64;
+  using Tables = DrawBlockTables<Label, Count>;
 
   CountSumBlockLoss(const DrawsView<Label>& d, const CountSumLoss& loss, std::int32_t q_max)
-      : d_(d), loss_(loss), block_(block_draws(d.kmax, q_max)),
-        cnt_(static_cast<std::size_t>(block_ * std::max<std::int32_t>(1, d.kmax) * q_max)) {}
+      : d_(d), loss_(loss), tables_(d, q_max) {}
 
-  static std::int64_t block_draws(std::int64_t kmax, std::int64_t q) {
-    const std::int64_t per_draw = std::max<std::int64_t>(1, kmax * q * static_cast<std::int64_t>(sizeof(Count)));
-    return std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxBlock, kBlockBytes / per_draw));
-  }
-  std::int64_t block() const { return block_; }
+  std::int64_t block() const { return tables_.block(); }
 
   // The estimate's clusters q (labels 0..q-1) and its estimate sums (slot order) into `est`.
   std::int32_t estimate_sums(const std::int32_t* labels, std::vector<double>& est) const {
@@ -59,16 +54,7 @@ class CountSumBlockLoss {
   // Each draw's loss for draws [lo, hi) (hi - lo <= block()) into out[h - lo].
   void draw_losses(const std::int32_t* labels, std::int32_t q, const std::vector<double>& est, std::int64_t lo,
                    std::int64_t hi, double* out) {
-    const std::int64_t kq = static_cast<std::int64_t>(d_.kmax) * q;
-    Count* cnt = cnt_.data();
-    for (std::int64_t h = lo; h < hi; ++h)
-      std::fill(cnt + (h - lo) * kq, cnt + (h - lo) * kq + static_cast<std::int64_t>(d_.k[h]) * q, Count{0});
-    const std::int64_t B = hi - lo;
-    for (std::int64_t i = 0; i < d_.n; ++i) {
-      const Label* l = d_.item(i) + lo;
-      Count* c = cnt + labels[i];
-      for (std::int64_t j = 0; j < B; ++j) ++c[j * kq + static_cast<std::int64_t>(l[j]) * q];
-    }
+    tables_.count(labels, q, lo, hi);
     const std::int32_t n_cell = loss_.sums(SumWhere::Cell), n_draw = loss_.sums(SumWhere::Draw);
     cell_.assign(static_cast<std::size_t>(n_cell) + 1, 0.0);
     draw_.assign(static_cast<std::size_t>(n_draw) + 1, 0.0);
@@ -76,7 +62,7 @@ class CountSumBlockLoss {
     for (std::int64_t h = lo; h < hi; ++h) {
       std::fill(cell_.begin(), cell_.end(), 0.0);
       std::fill(draw_.begin(), draw_.end(), 0.0);
-      const Count* t = cnt + (h - lo) * kq;
+      const Count* t = tables_.table(h - lo, q);
       for (std::int32_t r = 0; r < d_.k[h]; ++r) {
         const Count* row = t + static_cast<std::int64_t>(r) * q;
         std::int64_t s = 0;
@@ -94,8 +80,7 @@ class CountSumBlockLoss {
  private:
   const DrawsView<Label>& d_;
   const CountSumLoss& loss_;
-  std::int64_t block_;
-  std::vector<Count> cnt_;
+  Tables tables_;
   std::vector<double> cell_, draw_, scratch_;
 };
 
@@ -115,7 +100,7 @@ std::vector<double> countsum_losses(const DrawsView<Label>& d, const CountSumLos
   std::vector<CountSumViolation> found(static_cast<std::size_t>(M));
   with_count_type(d.n, [&](auto count) {
     using Eval = CountSumBlockLoss<Label, decltype(count)>;
-    const std::int64_t block = Eval::block_draws(d.kmax, q_max);
+    const std::int64_t block = Eval::Tables::block_draws(d.kmax, q_max);
     const std::int64_t blocks = (d.H + block - 1) / block;
     int threads = loop_threads(n_jobs, std::numeric_limits<std::int64_t>::max());
     const bool split = M < threads;

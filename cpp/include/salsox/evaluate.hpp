@@ -15,6 +15,7 @@
 
 #include "count_loss.hpp"
 #include "count_types.hpp"
+#include "draw_blocks.hpp"
 #include "draws.hpp"
 #include "pairwise_state.hpp"
 #include "threads.hpp"
@@ -30,43 +31,22 @@ namespace salsox {
 template <class Label, class Count>
 class DrawBlockLoss {
  public:
-  // Bytes of one block's tables at most (a block holds one draw at least).
-  static constexpr std::int64_t kBlockBytes = std::int64_t{1} << 20;
-  static constexpr std::int64_t kMaxBlock = 64;  // draws: one cache line of each item's labels
-
-  static std::int64_t block_draws(std::int64_t kmax, std::int64_t q) {
-    const std::int64_t per_draw = std::max<std::int64_t>(1, kmax * q * static_cast<std::int64_t>(sizeof(Count)));
-    return std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxBlock, kBlockBytes / per_draw));
-  }
-  // Bytes one thread's block takes for estimates of up to q clusters.
-  static std::int64_t bytes(std::int64_t kmax, std::int64_t q) {
-    return block_draws(kmax, q) * std::max<std::int64_t>(1, kmax) * q * static_cast<std::int64_t>(sizeof(Count));
-  }
+  using Tables = DrawBlockTables<Label, Count>;
 
   DrawBlockLoss(const DrawsView<Label>& d, const CountLoss& loss, std::int32_t q_max)
-      : d_(d), loss_(loss), q_max_(q_max), block_(block_draws(d.kmax, q_max)),
-        cnt_(static_cast<std::size_t>(block_ * std::max<std::int32_t>(1, d.kmax) * q_max)) {}
+      : d_(d), loss_(loss), tables_(d, q_max) {}
 
-  std::int64_t block() const { return block_; }
+  std::int64_t block() const { return tables_.block(); }
 
   // Each draw's loss for draws [lo, hi) (hi - lo <= block()) into out[h - lo], for estimate `est`
   // with q clusters and estimate sum E (see estimate_sum).
   void draw_losses(const std::int32_t* est, std::int32_t q, double E, std::int64_t lo, std::int64_t hi, double* out) {
-    const std::int64_t kq = static_cast<std::int64_t>(d_.kmax) * q;
-    Count* cnt = cnt_.data();
-    for (std::int64_t h = lo; h < hi; ++h)
-      std::fill(cnt + (h - lo) * kq, cnt + (h - lo) * kq + static_cast<std::int64_t>(d_.k[h]) * q, Count{0});
-    const std::int64_t B = hi - lo;
-    for (std::int64_t i = 0; i < d_.n; ++i) {
-      const Label* l = d_.item(i) + lo;
-      Count* c = cnt + est[i];
-      for (std::int64_t j = 0; j < B; ++j) ++c[j * kq + static_cast<std::int64_t>(l[j]) * q];
-    }
+    tables_.count(est, q, lo, hi);
     const double* g_draw = loss_.g_draw.data();
     const double* g_cell = loss_.g_cell.data();
     const double m = static_cast<double>(d_.n);
     for (std::int64_t h = lo; h < hi; ++h) {
-      const Count* t = cnt + (h - lo) * kq;
+      const Count* t = tables_.table(h - lo, q);
       double D = 0.0, J = 0.0;
       for (std::int32_t l = 0; l < d_.k[h]; ++l) {
         const Count* row = t + static_cast<std::int64_t>(l) * q;
@@ -98,10 +78,11 @@ class DrawBlockLoss {
   double expected_loss(const std::int32_t* est, Interrupt* interrupt) {
     const auto [q, E] = estimate_sum(loss_, est, d_.n, size_);
     double total = 0.0;
-    buffer_.resize(static_cast<std::size_t>(block_));
-    for (std::int64_t lo = 0; lo < d_.H; lo += block_) {
+    const std::int64_t block = tables_.block();
+    buffer_.resize(static_cast<std::size_t>(block));
+    for (std::int64_t lo = 0; lo < d_.H; lo += block) {
       if (interrupt && interrupt->poll()) return std::numeric_limits<double>::quiet_NaN();
-      const std::int64_t hi = std::min(d_.H, lo + block_);
+      const std::int64_t hi = std::min(d_.H, lo + block);
       draw_losses(est, q, E, lo, hi, buffer_.data());
       for (std::int64_t h = lo; h < hi; ++h) total += buffer_[static_cast<std::size_t>(h - lo)];
     }
@@ -111,9 +92,7 @@ class DrawBlockLoss {
  private:
   const DrawsView<Label>& d_;
   const CountLoss& loss_;
-  std::int32_t q_max_;
-  std::int64_t block_;
-  std::vector<Count> cnt_;
+  Tables tables_;
   std::vector<std::int64_t> size_;
   std::vector<double> buffer_;
 };
@@ -136,8 +115,8 @@ std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, st
   const std::int64_t threads = std::min<std::int64_t>(std::max(1, n_jobs), usable_cpus());
   return with_count_type(d.n, [&](auto count) {
     using Eval = DrawBlockLoss<Label, decltype(count)>;
-    const std::int64_t block = Eval::block_draws(d.kmax, q);
-    const std::int64_t per_thread = Eval::bytes(d.kmax, q) + 8 * (q + block) + 256;
+    const std::int64_t block = Eval::Tables::block_draws(d.kmax, q);
+    const std::int64_t per_thread = Eval::Tables::bytes(d.kmax, q) + 8 * (q + block) + 256;
     const std::int64_t split = M < threads ? 8 * d.H : 0;
     return threads * per_thread + split + 8 * M;
   });
@@ -158,7 +137,7 @@ std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& 
   int threads = loop_threads(n_jobs, std::numeric_limits<std::int64_t>::max());
   with_count_type(d.n, [&](auto count) {
     using Eval = DrawBlockLoss<Label, decltype(count)>;
-    const std::int64_t block = Eval::block_draws(d.kmax, q_max);
+    const std::int64_t block = Eval::Tables::block_draws(d.kmax, q_max);
     const std::int64_t blocks = (d.H + block - 1) / block;
     threads = loop_threads(threads, M < threads ? blocks : M);
     // Built up front, so that an allocation failure surfaces before any thread starts.
