@@ -35,7 +35,7 @@ def check_square_memory(n: int, what: str) -> None:
     need = 8 * n * n
     if need > PSM_MEMORY_LIMIT:
         raise MemoryError(
-            f"{what} needs an {n} x {n} matrix ({need / 2**30:.1f} GiB), more than the "
+            f"{what} needs the {n} x {n} matrix ({need / 2**30:.1f} GiB), more than the "
             f"{PSM_MEMORY_LIMIT / 2**30:.0f} GiB salsox builds without being asked; use a "
             "count-based loss (e.g. 'VI' or 'binder'), which never builds it"
         )
@@ -68,7 +68,7 @@ def psm_matrix(draws: Draws, n_jobs: int, memory_limit: Optional[int] = None) ->
         check_square_memory(n, "psm")
     elif psm_bytes(n) > memory_limit:
         raise MemoryError(
-            f"psm needs an {n} x {n} matrix ({byte_size(psm_bytes(n))}), more than "
+            f"psm needs the {n} x {n} matrix ({byte_size(psm_bytes(n))}), more than "
             f"memory_limit={memory_limit} bytes; raise memory_limit, or use a count-based loss, "
             "which never builds it"
         )

@@ -85,7 +85,7 @@ class CoclusteringRoute(CountsRoute):
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         n = self._draws().n_items
         return (
-            f"engine='coclustering' needs about {byte_size(need)} (an {n} x {n} matrix and "
+            f"engine='coclustering' needs about {byte_size(need)} (the {n} x {n} matrix and "
             f"{threads} search states), more than memory_limit={limit} bytes; use a count-based "
             "loss (e.g. 'VI' or 'binder'), lower n_jobs, or raise memory_limit"
         )

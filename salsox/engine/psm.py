@@ -47,7 +47,7 @@ class PSMRoute(Route):
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         n = self._n()
         return (
-            f"engine='psm' needs about {byte_size(need)} (an {n} x {n} matrix and "
+            f"engine='psm' needs about {byte_size(need)} (the {n} x {n} matrix and "
             f"{threads} search states), more than memory_limit={limit} bytes; use a count-based "
             "loss (e.g. 'VI' or 'binder'), lower n_jobs, or raise memory_limit"
         )
