@@ -11,6 +11,10 @@ Usage:
 
 --jobs runs every search on N threads (default 1): a record on N threads must equal the record
 on one, run for run, since the threads never change a result.
+
+Count-sum formulas (COUNT_SUMS) are compiled by the Python layer of the build being recorded;
+their dense formulas run on the engine's node loops unless SALSOX_JIT allows the compiled
+kernel, so record with SALSOX_JIT=off to compare the node loops.
 """
 
 from __future__ import annotations
@@ -26,6 +30,36 @@ import numpy as np
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 COUNT_LOSSES = [("binder", 1.0, 1.0), ("binder", 4 / 3, 2 / 3), ("VI", 1.0, 1.0), ("VI", 2 / 3, 4 / 3),
                 ("omARI", 1.0, 1.0), ("NVI", 1.0, 1.0), ("ID", 1.0, 1.0), ("NID", 1.0, 1.0)]
+
+# Count-sum formulas (salsox.plugins.CountSumLoss) over pair counts and entropies: the sparse
+# (separable) and the dense scores, fused nodes (where(cmp), a - p / q, a / sqrt(q)) and the
+# outer combinations.
+_HD, _HE, _HJ = "max(0, log2(n) - D / n)", "max(0, log2(n) - E / n)", "max(0, log2(n) - J / n)"
+COUNT_SUMS = [
+    ("jaccard", "pairs", "where(A + B - X == 0, 0, 1 - X / (A + B - X))"),
+    ("fowlkes-mallows", "pairs", "1 - where(A * B == 0, A + B == 0, X / sqrt(A * B))"),
+    ("nvi", "entropy", f"where({_HJ} <= 1e-12 * max(1, log2(n)), 0, 1 - ({_HD} + {_HE} - {_HJ}) / {_HJ})"),
+    ("nvi-dense", "entropy",
+     f"where({_HJ} <= 1e-12 * max(1, log2(n)), 0, max(0, 1 - ({_HD} + {_HE} - {_HJ}) / {_HJ}))"),
+]
+
+
+def count_sum_loss(name: str, sums: str, formula: str) -> Any:
+    from salsox.plugins import CountSumLoss
+
+    def pairs(c: np.ndarray, n: int) -> np.ndarray:
+        c = np.asarray(c, dtype=np.float64)
+        return c * (c - 1) / 2
+
+    def xlog2x(c: np.ndarray, n: int) -> np.ndarray:
+        c = np.asarray(c, dtype=np.float64)
+        return c * np.log2(np.maximum(c, 1.0))
+
+    if sums == "pairs":
+        table = {"X": ("cell", pairs), "B": ("estimate", pairs), "A": ("draw", pairs)}
+    else:
+        table = {"J": ("cell", xlog2x), "E": ("estimate", xlog2x), "D": ("draw", xlog2x)}
+    return CountSumLoss(name=f"compare-{name}", sums=table, formula=formula)
 
 
 def load(name: str, H: int) -> np.ndarray:
@@ -63,6 +97,15 @@ def record(quick: bool, jobs: int = 1) -> Dict[str, Any]:
         for kind in ("binder", "VI.lb", "omARI.approx"):
             raw = _core.salso_psm(psm, kind, 1.0, 1.0, cap, runs, seed=4, **common)
             out[f"psm/{name}/{kind}"] = summary(raw)
+    # Count-sum formulas: 8-bit counts (iris, galaxy) and 16-bit counts (ex1 beside ex2, 400 items).
+    ex = np.hstack([load("ex1", 300)[:, :200], load("ex2", 300)[:, :200] + 200])
+    sets = [("iris", load("iris", 500)), ("galaxy", load("galaxy", 1000)), ("ex12", np.ascontiguousarray(ex))]
+    for name, x in sets[:1] if quick else sets:
+        draws = _core.CompactDraws(x)
+        for loss_name, sums, formula in COUNT_SUMS:
+            formula_ = count_sum_loss(loss_name, sums, formula)._count_loss(draws.n)
+            raw = _core.salso_countsum(draws, formula_, 12, 4, seed=6, **common)
+            out[f"countsum/{name}/{loss_name}"] = summary(raw)
     # The generic (callback) path, Binder written in numpy on a small problem.
     x = load("iris", 100)
     draws = _core.CompactDraws(x)

@@ -1,8 +1,7 @@
 // The SALSO searches over count tables (CountTableState for the built-in and tabulated losses,
 // CountSumState for count-sum formulas), the heaviest code of the module, in translation units
 // by concept, compiled in parallel: the searches over CountTableState (table_search_counts.cpp)
-// and over CountSumState (table_search_countsum.hpp, one unit per count width), and the scores
-// of each loss family
+// and over CountSumState (table_search_countsum.cpp), and the scores of each loss family
 // (table_scores_cellsums.cpp, _omari.cpp, _entropy.cpp), so that touching one scorer header
 // rebuilds one unit. module.cpp and countsum.cpp call them through with_table_search.
 #pragma once

@@ -1,7 +1,7 @@
 // The dense scores of CountSumState (declared in countsum_state.hpp, which includes this file
 // after the class): every draw x candidate slot, the compiled formula run node by node over
-// blocks of draws x slots. The block loops are compiled once per instruction set (simd.hpp):
-// each element is one candidate in one draw and every node is an elementwise IEEE operation
+// blocks of draws x slots, each node's loop on the state's instruction set (CsBlockOps): each
+// element is one candidate in one draw and every node is an elementwise IEEE operation
 // (no path contracts a multiply and an add, see CMakeLists.txt), and each slot sums its draws
 // in the same order on every path, so the paths give the same bits.
 #pragma once
@@ -20,29 +20,6 @@
 #include "simd.hpp"
 
 namespace salsox {
-
-#if SALSOX_SIMD_X86
-// sqrt over an array, four at a time (std::sqrt may set errno, which keeps the compiler from
-// vectorising its loop; vsqrtpd is the same correctly rounded operation).
-SALSOX_TARGET_AVX2 inline void cs_sqrt_avx2(std::int64_t len, const double* a, double* out) {
-  std::int64_t e = 0;
-  for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_sqrt_pd(_mm256_loadu_pd(a + e)));
-  for (; e < len; ++e) out[e] = std::sqrt(a[e]);
-}
-
-// a / sqrt(q) over an array, four at a time (see cs_div_sqrt).
-SALSOX_TARGET_AVX2 inline void cs_div_sqrt_avx2(std::int64_t len, CsArg a, const double* q, double* out) {
-  std::int64_t e = 0;
-  if (a.p) {
-    for (; e + 4 <= len; e += 4)
-      _mm256_storeu_pd(out + e, _mm256_div_pd(_mm256_loadu_pd(a.p + e), _mm256_sqrt_pd(_mm256_loadu_pd(q + e))));
-  } else {
-    const __m256d s = _mm256_set1_pd(a.v);
-    for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_div_pd(s, _mm256_sqrt_pd(_mm256_loadu_pd(q + e))));
-  }
-  for (; e < len; ++e) out[e] = (a.p ? a.p[e] : a.v) / std::sqrt(q[e]);
-}
-#endif
 
 #if SALSOX_SIMD_X86
 // The gather of a cell sum whose increment at count x is x (pair counts), rows of W >= q + 1
@@ -65,47 +42,6 @@ SALSOX_TARGET_AVX2 inline void cs_gather_counts_avx2(const Count* const* rows, c
   }
 }
 #endif
-
-template <SimdPath P>
-inline void cs_div_sqrt_on(std::int64_t len, CsArg a, const double* q, double* out) {
-#if SALSOX_SIMD_X86
-  if constexpr (P != SimdPath::Baseline) return cs_div_sqrt_avx2(len, a, q, out);
-#endif
-  cs_div_sqrt(len, a, q, out);
-}
-
-template <SimdPath P>
-inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
-#if SALSOX_SIMD_X86
-  if constexpr (P != SimdPath::Baseline) {
-    if (a.p) return cs_sqrt_avx2(len, a.p, out);
-  }
-#endif
-  cs_sqrt(len, a, out);
-}
-
-// acc[k] += g(f[b * Q + k]) for b < nb, k < Q, with W >= Q accumulators in registers across
-// the rows (a loop over acc in memory waits on each row's stores). Lanes Q..W-1 read the next
-// row's values (or the slack past a block) and are dropped; each slot adds its rows in
-// the same order as the plain loop.
-template <std::int64_t W, class G>
-inline void cs_acc_rows(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
-  double a[W];
-  for (std::int64_t k = 0; k < W; ++k) a[k] = acc[k];
-  for (std::int64_t b = 0; b < nb; ++b) {
-    const double* r = f + b * Q;
-    for (std::int64_t k = 0; k < W; ++k) a[k] += g(r[k]);
-  }
-  for (std::int64_t k = 0; k < Q; ++k) acc[k] = a[k];
-}
-
-// acc[k] += g(f[b * Q + k]); acc and f hold kMaxRowWidth - 1 values of slack (see cs_acc_rows).
-template <class G>
-inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
-  if (Q <= kMaxRowWidth) return cs_with_row_width(Q, [&](auto W) { cs_acc_rows<W()>(nb, Q, f, acc, g); });
-  for (std::int64_t b = 0; b < nb; ++b)
-    for (std::int64_t k = 0; k < Q; ++k) acc[k] += g(f[b * Q + k]);
-}
 
 // The dense program's buffers (pool_): a Full value (or a broadcast) lives from its node to its
 // last reader, then its buffer takes later values; the result lives to the end.
@@ -168,8 +104,7 @@ void CountSumState<Label, Count>::assign_pool() {
 }
 
 template <class Label, class Count>
-template <SimdPath P>
-inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
+void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
   const std::int32_t q = table_.slots();
   const std::int64_t Q = q + 1;
   // With the formula compiled (countsum_kernel.hpp), the blocks need only the per-draw nodes and
@@ -196,15 +131,14 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     for (std::int32_t v : block_prog_) {
       const CsNode& x = loss_.nodes[v];
       if (x.shape != kDraw || x.op == CsOp::Draw) continue;
-      auto all = [&](std::int32_t u) {
+      run_node(v, d_.H, [&](std::int32_t u) {
         if (u < 0) return CsArg{};
         const CsNode& y = loss_.nodes[u];
         if (y.shape == kScalar) return scalar_arg(scal_[u]);
         CsArg a;
         a.p = y.op == CsOp::Draw ? draw_.data() + y.a * d_.H : dense_keep_[u].data();
         return a;
-      };
-      cs_apply(x, d_.H, all(x.a), all(x.b), all(x.c), dense_keep_[v].data());
+      }, dense_keep_[v].data());
     }
     dense_epoch_ = draw_epoch_;
   }
@@ -245,7 +179,7 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
         double* o = jit ? jit_.cells[v].data() : pool_[full_of_[v]].data();
         bool gathered = false;
 #if SALSOX_SIMD_X86
-        if constexpr (P != SimdPath::Baseline) {
+        if (simd_ != SimdPath::Baseline) {
           if (cell_is_count_[x.a] && Q <= kMaxRowWidth) {
             const double* S = cell_.data() + x.a * d_.H + h0;
             cs_with_row_width(Q, [&](auto W) {
@@ -258,21 +192,13 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
         if (!gathered) gather_cells(x.a, h0, nb, q, old, o);
       } else if (x.shape == kDraw) {
         if (jit) jit_.draw[v] = drawv_[v].data();
-        cs_apply(x, nb, arg(x.a, kDraw), arg(x.b, kDraw), arg(x.c, kDraw), drawv_[v].data());
+        run_node(v, nb, [&](std::int32_t u) { return arg(u, kDraw); }, drawv_[v].data());
       } else if (jit) {
         continue;  // a Full node: the kernel's
       } else if (outer_[v]) {
         outer(x, nb, Q, pool_[full_of_[v]].data());
-      } else if (fuse_[v].kind == kFuseDivSqrt) {
-        cs_div_sqrt_on<P>(nb * Q, arg(x.a, kFull), arg(loss_.nodes[fuse_[v].inner].a, kFull).p,
-                          pool_[full_of_[v]].data());
-      } else if (fuse_[v].kind != kFuseNone) {
-        cs_apply_fused(loss_, x, fuse_[v], nb * Q, [&](std::int32_t u) { return arg(u, kFull); },
-                       pool_[full_of_[v]].data());
-      } else if (x.op == CsOp::Sqrt) {
-        cs_sqrt_on<P>(nb * Q, arg(x.a, kFull), pool_[full_of_[v]].data());
       } else {
-        cs_apply(x, nb * Q, arg(x.a, kFull), arg(x.b, kFull), arg(x.c, kFull), pool_[full_of_[v]].data());
+        run_node(v, nb * Q, [&](std::int32_t u) { return arg(u, kFull); }, pool_[full_of_[v]].data());
       }
       if (bcast_of_[v] >= 0 && !jit) {
         const double* s = drawv_[v].data();
@@ -285,16 +211,10 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
       jit_(nb, Q, scal_.data(), acc_.data());
     } else if (acc_full_ >= 0) {
       // acc += scalar op x (or x op scalar): the result node's operation, in the same order.
-      const double* f = pool_[full_of_[acc_full_]].data();
-      const double s = scal_[acc_scalar_left_ ? res.a : res.b];
-      const bool left = acc_scalar_left_;
-      cs_binary_functor(res.op, [&](auto g) {
-        if (left) cs_accumulate(nb, Q, f, acc_.data(), [&](double x) { return g(s, x); });
-        else cs_accumulate(nb, Q, f, acc_.data(), [&](double x) { return g(x, s); });
-        return 0;
-      });
+      ops_.accumulate(nb, Q, pool_[full_of_[acc_full_]].data(), acc_.data(), &res.op,
+                      scal_[acc_scalar_left_ ? res.a : res.b], acc_scalar_left_);
     } else if (res.shape == kFull) {
-      cs_accumulate(nb, Q, pool_[full_of_[loss_.result]].data(), acc_.data(), [](double x) { return x; });
+      ops_.accumulate(nb, Q, pool_[full_of_[loss_.result]].data(), acc_.data(), nullptr, 0.0, false);
     } else if (res.shape == kDraw) {
       double t = 0.0;
       const double* f = drawv_[loss_.result].data();
@@ -308,31 +228,6 @@ inline void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_
     else if (res.shape == kScalar) out[k] = H * scal_[loss_.result];
     else out[k] = acc_[k];
   }
-}
-
-template <class Label, class Count>
-void CountSumState<Label, Count>::score_dense_baseline(std::int64_t i, std::int32_t old, std::int64_t Bd,
-                                                        double* out) {
-  score_dense<SimdPath::Baseline>(i, old, Bd, out);
-}
-
-#if SALSOX_SIMD_X86
-// Everything the dense score calls is inlined here (flatten), so that its loops are compiled
-// for AVX2. AVX-512 CPUs run this path too.
-template <class Label, class Count>
-SALSOX_TARGET_AVX2 __attribute__((flatten)) void CountSumState<Label, Count>::score_dense_avx2(
-    std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
-  score_dense<SimdPath::AVX2>(i, old, Bd, out);
-}
-#endif
-
-template <class Label, class Count>
-inline void CountSumState<Label, Count>::score_dense_on(std::int64_t i, std::int32_t old, std::int64_t Bd,
-                                                        double* out) {
-#if SALSOX_SIMD_X86
-  if (simd_ != SimdPath::Baseline) return score_dense_avx2(i, old, Bd, out);
-#endif
-  score_dense_baseline(i, old, Bd, out);
 }
 
 }  // namespace salsox

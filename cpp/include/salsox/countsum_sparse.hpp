@@ -78,13 +78,11 @@ void CountSumState<Label, Count>::prepare_sparse() {
 }
 
 // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
-// in every nonzero cell, the formula's value less the separable form's. Compiled once per
-// instruction set (simd.hpp): every loop is elementwise or sums in a fixed order, and no path
-// contracts a multiply and an add, so the paths give the same bits.
+// in every nonzero cell, the formula's value less the separable form's. The nodes run on the
+// state's instruction set (CsBlockOps); every loop is elementwise or sums in a fixed order, and
+// no path contracts a multiply and an add, so the paths give the same bits.
 template <class Label, class Count>
-template <SimdPath P>
-inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::int32_t old, std::int64_t Bd,
-                                                         double* out) {
+void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
   const std::int32_t q = table_.slots();
   const std::int64_t Q = q + 1;
   const auto T = loss_.terms.size();
@@ -105,7 +103,7 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
     for (std::int32_t v : draw_sp_prog_) {
       const CsNode& x = loss_.nodes[v];
       if (!draw_static_[v]) continue;
-      if (x.op != CsOp::Draw) cs_apply(x, H, draw_arg(x.a), draw_arg(x.b), draw_arg(x.c), draw_keep_[v].data());
+      if (x.op != CsOp::Draw) run_node(v, H, draw_arg, draw_keep_[v].data());
       dptr_[v] = x.op == CsOp::Draw ? draw_.data() + x.a * H : draw_keep_[v].data();
     }
     keep_epoch_ = draw_epoch_;
@@ -184,7 +182,7 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
         const double d0 = diff_[0][x.a][0];
         for (std::int64_t b = 0; b < nb; ++b) o[b] = cb[b] + d0;
       } else {
-        cs_apply(x, nb, draw_arg(x.a), draw_arg(x.b), draw_arg(x.c), o);
+        run_node(v, nb, draw_arg, o);
       }
     }
     for (std::size_t t = 0; t < T; ++t) {
@@ -230,14 +228,9 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
           const double* pb = a_draw ? slotv_[x.b].data() : dptr_[x.b];
           const std::int32_t* ia = a_draw ? lb : lk;
           const std::int32_t* ib = a_draw ? lk : lb;
-          cs_binary_functor(x.op, [&](auto f) {
-            for (std::int64_t l = 0; l < C; ++l) o[l] = f(pa[ia[l]], pb[ib[l]]);
-            return 0;
-          });
-        } else if (fuse_[v].kind != kFuseNone) {
-          cs_apply_fused(loss_, x, fuse_[v], C, [&](std::int32_t u) { return list_arg(u); }, o);
+          ops_.indexed(x.op, C, pa, ia, pb, ib, o);
         } else {
-          cs_apply(x, C, list_arg(x.a), list_arg(x.b), list_arg(x.c), o);
+          run_node(v, C, [&](std::int32_t u) { return list_arg(u); }, o);
         }
       }
       // In each nonzero cell, the formula less its separable form, sum_t coefficient_t(draw) x
@@ -290,22 +283,5 @@ inline void CountSumState<Label, Count>::score_sparse_on(std::int64_t i, std::in
     out[k] = v + acc_[k];
   }
 }
-
-template <class Label, class Count>
-void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
-#if SALSOX_SIMD_X86
-  if (simd_ != SimdPath::Baseline) return score_sparse_avx2(i, old, Bd, out);
-#endif
-  score_sparse_on<SimdPath::Baseline>(i, old, Bd, out);
-}
-
-#if SALSOX_SIMD_X86
-// The AVX2 build of the sparse scores (also taken on AVX-512 machines: the lists are short).
-template <class Label, class Count>
-SALSOX_TARGET_AVX2 __attribute__((flatten)) void CountSumState<Label, Count>::score_sparse_avx2(
-    std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
-  score_sparse_on<SimdPath::AVX2>(i, old, Bd, out);
-}
-#endif
 
 }  // namespace salsox

@@ -20,6 +20,7 @@
 #include "count_storage.hpp"
 #include "options.hpp"
 #include "simd.hpp"
+#include "countsum_block_ops.hpp"
 #include "countsum_fuse.hpp"
 #include "countsum_kernel.hpp"
 #include "countsum_loss.hpp"
@@ -41,7 +42,7 @@ class CountSumState {
 
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters,
                 const EngineOptions& opts = EngineOptions::from_env(false))
-      : d_(draws), loss_(loss), table_(draws, max_clusters), simd_(opts.simd) {
+      : d_(draws), loss_(loss), table_(draws, max_clusters), simd_(opts.simd), ops_(cs_block_ops(opts.simd)) {
     for (int w = 0; w < 3; ++w) {
       for (const auto& t : loss_.g[w]) {
         std::vector<double> diff(t.size() - 1);
@@ -388,10 +389,7 @@ class CountSumState {
       const CsNode& x = loss_.nodes[v];
       if (x.op == CsOp::Const) scal_[v] = x.value;
       else if (x.op == CsOp::N) scal_[v] = m;
-      else {
-        const CsArg a = arg(x.a, kScalar), b = arg(x.b, kScalar), c = arg(x.c, kScalar);
-        cs_apply(x, 1, a, b, c, &scal_[v]);
-      }
+      else run_node(v, 1, [&](std::int32_t u) { return arg(u, kScalar); }, &scal_[v]);
     }
     for (std::int32_t v : slot_prog_) {
       const CsNode& x = loss_.nodes[v];
@@ -402,7 +400,7 @@ class CountSumState {
         for (std::int32_t k = 0; k < q; ++k) o[k] = base + de[table_.size(k) - (k == old ? 1 : 0)];
         o[q] = base + de[0];
       } else {
-        cs_apply(x, Q, arg(x.a, kSlot), arg(x.b, kSlot), arg(x.c, kSlot), o);
+        run_node(v, Q, [&](std::int32_t u) { return arg(u, kSlot); }, o);
       }
     }
     const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
@@ -410,7 +408,18 @@ class CountSumState {
       score_sparse(i, old, std::max<std::int64_t>(1, std::min({d_.H, kSparseDraws, list_cap_ / std::max(1, q)})), out);
       return;
     }
-    score_dense_on(i, old, Bd, out);
+    score_dense(i, old, Bd, out);
+  }
+
+  // Node v over `len` elements (CsBlockOps::node), operand u read as arg_of(u).
+  template <class ArgOf>
+  void run_node(std::int32_t v, std::int64_t len, ArgOf arg_of, double* out) const {
+    std::int32_t ops[4];
+    cs_effective_operands(loss_, fuse_, v, ops);
+    const CsArg args[4] = {arg_of(ops[0]), arg_of(ops[1]), arg_of(ops[2]), arg_of(ops[3])};
+    const CsNode& x = loss_.nodes[v];
+    const CsOp inner = fuse_[v].kind != kFuseNone ? loss_.nodes[fuse_[v].inner].op : x.op;
+    ops_.node(x, inner, fuse_[v], len, args, out);
   }
 
   // Nodes the roots depend on.
@@ -451,21 +460,9 @@ class CountSumState {
   // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
   // in every nonzero cell, the formula's value less the separable form's.
   void score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);  // countsum_sparse.hpp
-  template <SimdPath P>
-  void score_sparse_on(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
-#if SALSOX_SIMD_X86
-  void score_sparse_avx2(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
-#endif
 
-  // The dense scores (every draw x slot, blocks of Bd draws), compiled once per instruction
-  // set (countsum_dense.hpp): score_dense_on runs the path the state picked (simd.hpp).
-  template <SimdPath P>
+  // The dense scores (every draw x slot, blocks of Bd draws; countsum_dense.hpp).
   void score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
-  void score_dense_baseline(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
-#if SALSOX_SIMD_X86
-  void score_dense_avx2(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
-#endif
-  void score_dense_on(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
 
   // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
   // its Draw operands are constants and its Slot operands vectors over the slots.
@@ -474,7 +471,7 @@ class CountSumState {
     const bool a_draw = loss_.nodes[x.a].shape == kDraw;
     const double* a = a_draw ? drawv_[x.a].data() : slotv_[x.a].data();
     const double* b = a_draw ? slotv_[x.b].data() : drawv_[x.b].data();
-    cs_outer(x, nb, Q, a, a_draw, b, out);
+    ops_.outer(x.op, nb, Q, a, a_draw, b, out);
   }
 
   // Cell sum j with item i in each slot, for draws h0..h0+nb-1: out[b * Q + k].
@@ -495,7 +492,8 @@ class CountSumState {
   DrawsView<Label> d_;
   const CountSumLoss& loss_;
   CountTable<Label, Count> table_;
-  SimdPath simd_;  // the path of the dense and sparse scores (simd.hpp)
+  SimdPath simd_;           // the path of the dense and sparse scores (simd.hpp)
+  const CsBlockOps& ops_;  // the formula's node operations compiled for that path
   std::vector<std::vector<double>> diff_[3];  // g(x + 1) - g(x), by kind and sum
   std::vector<bool> cell_is_count_;           // by cell sum: diff_[0][j][x] == x for every x
   std::int32_t n_cell_ = 0, n_est_ = 0, n_draw_ = 0;

@@ -1,7 +1,5 @@
-// The SALSO searches over CountSumState, the count-sum formulas (table_search.hpp), defined
-// here and instantiated by one translation unit per count width (table_search_countsum_*.cpp):
-// the heaviest code of the module, compiled in parallel.
-#pragma once
+// The SALSO searches over CountSumState, the count-sum formulas (table_search.hpp). The
+// formula's node loops are compiled once, apart (countsum_block_ops.cpp).
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -42,13 +40,14 @@ std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLos
   return out;
 }
 
-}  // namespace salsox::bindings
+#define SALSOX_SEARCH(Count)                                                                                       \
+  template SearchResult table_search_countsum<Count>(const CompactDraws&, const CountSumLoss&, std::int32_t,       \
+                                                     const EngineOptions&, const SearchOptions&, Monitor);       \
+  template std::vector<double> countsum_scores<Count>(const CompactDraws&, const CountSumLoss&,                   \
+                                                      const std::vector<std::int32_t>&, std::int32_t,            \
+                                                      std::int64_t, bool);
+SALSOX_SEARCH(std::uint8_t)
+SALSOX_SEARCH(std::uint16_t)
+SALSOX_SEARCH(std::int32_t)
 
-// The instantiations of one count width's unit.
-#define SALSOX_COUNTSUM_SEARCH(Count)                                                                              \
-  template salsox::SearchResult salsox::bindings::table_search_countsum<Count>(                                   \
-      const salsox::CompactDraws&, const salsox::CountSumLoss&, std::int32_t, const salsox::EngineOptions&,     \
-      const salsox::SearchOptions&, salsox::Monitor);                                                           \
-  template std::vector<double> salsox::bindings::countsum_scores<Count>(                                         \
-      const salsox::CompactDraws&, const salsox::CountSumLoss&, const std::vector<std::int32_t>&, std::int32_t,   \
-      std::int64_t, bool);
+}  // namespace salsox::bindings

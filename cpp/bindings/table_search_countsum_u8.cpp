@@ -1,4 +1,0 @@
-// The count-sum searches over tables of std::uint8_t counts (table_search_countsum.hpp).
-#include "table_search_countsum.hpp"
-
-SALSOX_COUNTSUM_SEARCH(std::uint8_t)
