@@ -1,9 +1,7 @@
-// VI's and the tabulated losses' cell sums over many slots on the AVX-512 path (cell_sums_pass
-// in scores_binder_vi.hpp): every slot a lane, eight to a vector. A slot of fewer than 16 items
-// has counts below 16, and the fixed-point differences of counts 0..15 fit in two registers, so
-// one two-table permute (vpermi2q) looks up eight cells where the scalar pass loads each one.
-// Up to four larger slots are summed alongside by scalar loads; their lanes are dropped. The
-// sums are integers (fixed point), so they are the scalar pass's bits, in any order.
+// The cell sums over many slots on the AVX-512 path (cell_sums_pass): every slot a lane. A
+// slot of fewer than 16 items has counts below 16, whose fixed-point differences fit in two
+// registers: one permute (vpermi2q) looks up eight cells. Up to four larger slots are summed
+// alongside by scalar loads. The sums are integers: the scalar pass's bits, in any order.
 #pragma once
 #include <cstdint>
 
@@ -15,9 +13,9 @@
 namespace salsox {
 
 // The sums over draws [lo, hi) of item `lab`'s rows: lane[8 g + j] for slot 8 g + j (g < G),
-// with kBig big[u]'s sums in big_sum[u] (u < 4; unused entries may repeat a slot), and with kOwn
-// the item's own slot `old` read one lower in `own`. `dc16`: the differences of counts 0..15;
-// `dc`: all of them. Rows hold at least 8 G counts (the row stride is a power of two >= 8).
+// with kBig big[u]'s sums in big_sum[u] (unused entries may repeat a slot), and with kOwn slot
+// `old` read one lower in `own`. `dc16`: the differences of counts 0..15; `dc`: all of them.
+// Rows hold at least 8 G counts (the row stride is a power of two >= 8).
 template <int G, bool kBig, bool kOwn, class Label, class Count>
 SALSOX_TARGET_AVX512 void cell_lanes_avx512(const Label* lab, const std::int64_t* base, std::int64_t stride,
                                             const Count* cnt, std::int64_t lo, std::int64_t hi,

@@ -1,7 +1,4 @@
-// The cell sums cache of CountTableState (count_table.hpp): VI, the tabulated losses and ID
-// score a slot from its cell sum, which reads only that slot's column of the item's rows, so
-// each item's sums are kept per slot, with the column's version, and recomputed only for the
-// slots whose column changed since (docs/architecture.md).
+// The cell sums cache of CountTableState (count_table.hpp; docs/architecture.md).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -11,13 +8,10 @@
 namespace salsox {
 
 // cell_sums from the sums cached at item i's last score for the slots whose column has not
-// changed since (a slot's sum reads only that slot's column of the item's rows): after a move,
-// a scan recomputes two slots of each item, not all, and an item none of whose slots changed
-// costs no pass at all; a zealous update's items find the slots it has not touched yet cached
-// from the scans before it. Each recomputed sum is taken by the same pass as without the cache,
-// so the sums are the same bits either way. The slot an allocated item is in caches its sum
-// one lower (the pass's `own`); an item cannot leave or join a slot without that slot's
-// version changing, so a cached sum is always of the right kind for the slot's version.
+// changed since (a slot's sum reads only that slot's column): after a move, a scan recomputes
+// two slots of each item, not all. Recomputed sums come from the same pass as without the
+// cache: the same bits. The slot an allocated item is in caches its sum one lower (`own`); an
+// item cannot leave or join a slot without its version changing, so the kind always matches.
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
   if (cache_val_.empty()) {

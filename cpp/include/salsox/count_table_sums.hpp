@@ -1,5 +1,5 @@
-// The sums of CountTableState (count_table.hpp) taken from scratch: the expected loss it reports,
-// and the recomputation of the running per-draw sums that keeps their rounding from building up.
+// The sums of CountTableState (count_table.hpp) taken from scratch: the expected loss it
+// reports, and the recomputation of the running sums.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -33,10 +33,9 @@ inline double CountTableState<Label, Count>::sums_drift() const {
   return worst;
 }
 
-// Sums a row's allocated items into s and its cells' g_cell(x) into J, slot by slot. A zero
-// cell adds g_cell(0) to J: when that is +0 it changes no sum (J starts at +0), and with
-// `skip_zeros` only the nonzero cells are visited (for_each_nonzero), in slot order as the
-// dense loop: the same bits, for much less work on a table with several clusters per draw.
+// Sums a row's allocated items into s and its cells' g_cell(x) into J, slot by slot. With
+// `skip_zeros` (g_cell(0) = +0, which changes no sum) only the nonzero cells are visited, in
+// slot order as the dense loop: the same bits.
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::row_cell_sums(const Count* row, bool skip_zeros, std::int64_t& s,
                                                         double& J) const {
@@ -54,17 +53,15 @@ inline void CountTableState<Label, Count>::row_cell_sums(const Count* row, bool 
   }
 }
 
-// Whether row_cell_sums skips the zero cells: from 8 slots (below, the plain loop costs less
-// than finding the nonzero ones: more instructions on iris VI) up to 64
-// (for_each_nonzero's masks).
+// Whether row_cell_sums skips the zero cells: from 8 slots (below, the plain loop costs less)
+// up to 64 (for_each_nonzero's masks).
 template <class Label, class Count>
 inline bool CountTableState<Label, Count>::skip_zero_cells() const {
   return q_ >= 8 && q_ <= 64 && loss_.g_cell[0] == 0.0 && !std::signbit(loss_.g_cell[0]);
 }
 
-// The mean over draws of the loss. Each draw's loss depends on that draw's rows alone, so when
-// threads may help, the draws' losses are taken in parallel (shared like the table updates) and
-// then summed in draw order: the same bits as the plain loop, whatever the threads.
+// The mean over draws of the loss. When threads may help, the draws' losses are taken in
+// parallel and then summed in draw order: the same bits as the plain loop.
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::expected_loss() const {
   double E = 0.0;
@@ -86,10 +83,8 @@ inline double CountTableState<Label, Count>::expected_loss() const {
     parallel_for(d_.H, [out, &draw_loss](std::int64_t h) { out[h] = draw_loss(h); }, kDrawGrain);
     for (std::int64_t h = 0; h < d_.H; ++h) total += out[h];
   } else {
-    // Four draws at a time, cell by cell in turn: each draw's sums are a chain of dependent
-    // additions, and four chains side by side keep the core busy where one alone waits on each
-    // addition. A draw with fewer rows than the others reads a row of zeros, which adds +0 to its
-    // sums (g(0) = +0): each draw's sums are the plain loop's, in its order (the same bits).
+    // Four draws side by side: four independent chains of additions. A draw with fewer rows
+    // reads a row of zeros, which adds +0 (g(0) = +0): each draw's sums are the plain loop's.
     std::int64_t h = 0;
     const double* g_draw = loss_.g_draw.data();
     const double* g_cell = loss_.g_cell.data();

@@ -1,6 +1,5 @@
 // How a search's runs are spread over threads: the stop control shared by the threads (Ctrl-C,
-// progress, polled on the calling thread only) and the run dispatcher, whose threads with no
-// run left help the runs still going (see Crew). Used by the SALSO search and by CHIPS.
+// progress) and the run dispatcher. Used by the SALSO search and by CHIPS.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -37,14 +36,11 @@ struct Progress {
   double seconds = 0.0;
 };
 
-// Called from the calling thread only (it may touch the Python interpreter); returns true to
-// stop the search (Ctrl-C, or a progress callback that failed).
+// Called from the calling thread only (it may touch Python); returns true to stop the search.
 using Monitor = std::function<bool(const Progress&)>;
 
 // Shared between the threads of one search: stop flag, the finished-run tally, and the monitor
-// poll, which only the calling thread may run (it is the one Python delivers signals to). The
-// calling thread polls between items of its own runs and, once it has no runs left, while it
-// waits for the other threads (see run_salso), so Ctrl-C and progress are answered throughout.
+// poll, which only the calling thread runs (Python delivers signals to it), throughout the search.
 class StopControl {
  public:
   StopControl(Monitor monitor, std::int64_t runs_total)
@@ -69,8 +65,7 @@ class StopControl {
   // throws SearchAborted once the search must stop.
   void poll() {
     if (stopped()) throw SearchAborted{};
-    // Only the calling thread counts ticks: a counter every thread bumped would be a data
-    // race, and a cache line that sixteen threads write on every item.
+    // Only the calling thread counts ticks: no race, no cache line written by every thread.
     if (!monitor_ || std::this_thread::get_id() != caller_ || ++tick_ % 16 != 0) return;
     if (check_monitor()) throw SearchAborted{};
   }
@@ -88,13 +83,11 @@ class StopControl {
   bool interrupted_ = false;
   const std::thread::id caller_ = std::this_thread::get_id();
   const Clock::time_point t0_ = Clock::now();
-  // Written by the calling thread only, on a line of their own: every thread reads stop_ above
-  // on every item.
+  // Written by the calling thread only, on a line of their own (every thread reads stop_).
   alignas(64) std::uint64_t tick_ = 0;
   Clock::time_point last_ = Clock::now();
 
-  // Calls the monitor if 50 ms have passed since the last call ended; returns whether the
-  // search must stop.
+  // Calls the monitor if 50 ms have passed since its last call; returns whether to stop.
   bool check_monitor() {
     if (Clock::now() - last_ < std::chrono::milliseconds(50)) return stopped();
     const bool stop_now = monitor_(progress());
@@ -107,22 +100,18 @@ class StopControl {
   }
 };
 
-// Whether the threads of a search help each other (see Crew): threads with no run left then
-// serve the loops of the runs still going, and `extra` threads beyond the runners start with
-// no run at all (a search with fewer runs than threads).
+// Whether the threads of a search help each other (Crew), with `extra` threads beyond the
+// runners (a search with fewer runs than threads).
 struct Helping {
   bool on = false;
   int extra = 0;
 };
 
-// Hands runs 0..n_runs-1 out one at a time, from a shared counter, to `threads` threads (no
-// parallel region for one thread, see usable_threads), so that Ctrl-C or a time budget stops
-// handing them out at once. run_one(r, thread) does run r and returns false to stop handing
-// out runs. A SearchAborted ends the thread's runs; any other exception stops the search and
-// is rethrown here, after the parallel region. The calling thread, once it has no runs left,
-// keeps answering Ctrl-C and reporting progress until the other threads finish theirs; with
-// `helping` on, every thread with no run left helps the others' runs meanwhile (a run finds
-// the crew through Crew::here()).
+// Hands runs 0..n_runs-1 out one at a time to `threads` threads, so that Ctrl-C or a time
+// budget stops handing them out at once. run_one(r, thread) does run r and returns false to
+// stop. A SearchAborted ends the thread's runs; any other exception stops the search and is
+// rethrown after the parallel region. With `helping` on, a thread with no run left helps the
+// others' runs (found through Crew::here()); the calling thread keeps polling `control`.
 template <class RunOne>
 void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne&& run_one,
                   Helping helping = {}) {
@@ -132,8 +121,7 @@ void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne
   int runners = threads;  // threads 0..runners-1 take runs (set once the team is known)
   Countdown active(threads);
   std::unique_ptr<Crew> crew;
-  // Counters and crew are sized by the team the runtime really gave (it may give fewer
-  // threads than asked for): a thread counted that never comes would be waited for forever.
+  // Sized by the team the runtime really gave: a thread counted that never comes is waited for forever.
   auto start = [&](int team) {
     runners = std::min(threads, team);
     active.reset(runners);

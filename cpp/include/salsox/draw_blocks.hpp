@@ -1,7 +1,6 @@
 // The contingency tables of an estimate against a block of a few draws, counted in one pass
-// over the items: what one estimate's loss is summed from, a block at a time (DrawBlockLoss in
-// evaluate.hpp, CountSumBlockLoss in countsum_evaluate.hpp), without the count tables of every
-// draw that a search keeps. Memory O(block), and a call can stop between blocks.
+// over the items, for the one-estimate evaluators (DrawBlockLoss, CountSumBlockLoss): memory
+// O(block), and a call can stop between blocks.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -1,9 +1,7 @@
-// The engine's settings: every optional path a search may take, in one struct, read from the
-// environment in one place (EngineOptions::from_env), once per search by its entry point and
-// handed to its states. Each setting exists for tests and measurements (benchmarks/
-// bench_ablation.py turns each path off in turn); the searches give the same bits whatever
-// they are. A value that is not allowed is an error (std::invalid_argument, a ValueError in
-// Python) naming the variable.
+// The engine's settings: every optional path a search may take, read from the environment once
+// per search by its entry point (EngineOptions::from_env). They exist for tests and
+// measurements: the searches give the same bits whatever they are. A value not allowed is an
+// error (std::invalid_argument, a ValueError in Python) naming the variable.
 #pragma once
 #include <cstdlib>
 #include <stdexcept>

@@ -1,8 +1,5 @@
-// Score passes of CountTableState (count_table.hpp) shared between threads: the threads inside
-// a run, or the search's idle threads (Crew, threads.hpp), with the same bits whatever the
-// thread count. The entropy scores (scores_entropy.hpp) sum their per-draw terms over fixed
-// chunks of draws (draw_chunks), each chunk summed by one thread, and the chunks' sums are
-// added in chunk order: the split into chunks never depends on the threads.
+// Score passes of CountTableState (count_table.hpp) shared between threads, with the same bits
+// whatever the thread count: sums over fixed chunks of draws, added in chunk order.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -27,12 +24,10 @@ inline void CountTableState<Label, Count>::share_score(std::int64_t count, const
   score_team_max_ = std::max(score_team_max_, team);
 }
 
-// Sums `width` values over the draws: body(lo, hi, sums, nz) adds the terms of draws hi-1
-// down to lo into sums[0..width) (zeroed), with nz as for_each_nonzero's scratch. The draws
-// are cut into chunks of kDrawChunk, each summed by one call, on the threads of
-// shared_threads(); the chunks' sums are then added in chunk order, last chunk first (the
-// draws' order, as one pass over all of them would take them). Returns the totals (valid
-// until the next call). A pass over one chunk is summed exactly as one loop over the draws.
+// Sums `width` values over the draws: body(lo, hi, sums, nz) adds the terms of draws hi-1 down
+// to lo into sums[0..width) (zeroed), nz being for_each_nonzero's scratch, for chunks of
+// kDrawChunk draws; the chunks' sums are added last chunk first (the draws' order). Returns the
+// totals (valid until the next call).
 template <class Label, class Count>
 template <SimdPath P, class Body>
 inline const double* CountTableState<Label, Count>::draw_chunks(std::int32_t width, const Body& body) {

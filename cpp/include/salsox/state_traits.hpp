@@ -13,9 +13,8 @@ struct has_set_threads : std::false_type {};
 template <class S>
 struct has_set_threads<S, std::void_t<decltype(std::declval<S&>().set_threads(1))>> : std::true_type {};
 
-// Whether a State reports how many threads its passes inside a run actually had
-// (threads_used, reset_threads_used; score_threads_used: the score passes alone), keeps running sums it can recompute from its tables
-// (refresh_sums), and can say how far they drifted (sums_drift).
+// Whether a State reports the threads its passes had (threads_used, reset_threads_used;
+// score_threads_used), recomputes its running sums (refresh_sums) and their drift (sums_drift).
 template <class S, class = void>
 struct has_threads_used : std::false_type {};
 template <class S>

@@ -1,7 +1,6 @@
-// Thread plumbing shared by the engine's parallel loops: a thread count that is safe after
-// fork(), an interrupt flag that only the calling thread polls (it may touch the Python
-// interpreter), a parallel loop that keeps exceptions inside the parallel region, and the
-// crew through which a search's idle threads help the runs still going.
+// Thread plumbing shared by the engine's parallel loops: a thread count safe after fork(), an
+// interrupt flag that only the calling thread polls, a parallel loop that keeps exceptions
+// inside the parallel region, and the crew through which idle threads help the runs still going.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -29,9 +28,8 @@
 
 namespace salsox {
 
-// Set in a child process forked after the engine ran a parallel region: libgomp's thread pool
-// does not survive fork(), and entering a parallel region there hangs, so the child runs every
-// loop on its own thread (no parallel region at all).
+// Set in a child forked after the engine ran a parallel region: libgomp's pool does not survive
+// fork() (a parallel region there hangs), so the child runs every loop on its own thread.
 inline std::atomic<bool> g_forked_child{false};
 // Whether this process has entered a parallel region with more than one thread.
 inline std::atomic<bool> g_threads_started{false};
@@ -55,9 +53,8 @@ inline std::atomic<int>& cpus_allowed() {
   return cpus;
 }
 
-// The CPUs this process may run on (its affinity mask, as the OpenMP runtime counts them,
-// lowered to cpus_allowed when set): how many threads of a crew may be awake at once (see
-// Crew), and the most a loop takes (loop_threads). At least one.
+// The CPUs this process may run on (its affinity mask, lowered to cpus_allowed when set): the
+// most threads awake at once in the crews (Crew), and in a loop (loop_threads). At least one.
 inline int usable_cpus() {
 #ifdef _OPENMP
   static const int cpus = std::max(1, omp_get_num_procs());
@@ -68,17 +65,15 @@ inline int usable_cpus() {
   return allowed > 0 ? std::min(cpus, allowed) : cpus;
 }
 
-// Threads awake in every crew of the process (see Crew): searches called at once from several
-// Python threads, or from a Dask or joblib pool, share the CPUs, so a crew's helpers count
-// the others' threads too before they take one.
+// Threads awake in every crew of the process: searches run at once (several Python threads, a
+// Dask or joblib pool) share the CPUs.
 inline std::atomic<int>& crews_awake() {
   static std::atomic<int> awake{0};
   return awake;
 }
 
-// Threads for a loop of `count` independent items asked to run on `requested` threads: no more
-// than the items or the CPUs (threads beyond the CPUs would only take turns on them, and waking
-// 256 of them costs more than a short loop), at least one; see usable_threads.
+// Threads for a loop of `count` items asked to run on `requested` threads: no more than the
+// items or the CPUs (threads beyond them would only take turns), at least one.
 inline int loop_threads(std::int64_t requested, std::int64_t count) {
   const std::int64_t t = std::min<std::int64_t>({requested, count, static_cast<std::int64_t>(usable_cpus())});
   return usable_threads(static_cast<int>(std::max<std::int64_t>(1, t)));
@@ -117,9 +112,7 @@ class Interrupt {
 };
 
 // The threads of a parallel loop still at work. The calling thread waits for them while it
-// answers interrupts (poll, every 5 ms at most) and is woken as soon as the last one is done:
-// a fixed sleep between polls made loops of a few milliseconds slower on two threads than on one
-// (docs/performance.md, "Thread plumbing").
+// answers interrupts (every 5 ms at most), and is woken as soon as the last one is done.
 class Countdown {
  public:
   explicit Countdown(int left) : left_(left) {}
@@ -147,12 +140,10 @@ class Countdown {
   std::condition_variable woken_;
 };
 
-// body(i, thread) for i = 0..count-1 over up to `threads` threads, no more than the CPUs
-// (loop_threads; dynamic schedule; thread is 0..threads-1, for per-thread scratch). Stops
-// handing out work when `interrupt` says so; the calling thread keeps polling it until every
-// thread is done. The first exception thrown by a
-// body stops the loop and is rethrown here, after the parallel region (an exception must not
-// leave an OpenMP region: that terminates the process). Returns the threads used.
+// body(i, thread) for i < count over up to `threads` threads (loop_threads; dynamic schedule;
+// thread indexes per-thread scratch). Stops handing out work when `interrupt` says so. The first
+// exception stops the loop and is rethrown after the parallel region (one leaving an OpenMP
+// region terminates the process). Returns the threads used.
 template <class Body>
 int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
   threads = loop_threads(threads, count);
@@ -204,19 +195,12 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
   return threads;
 }
 
-// The threads of one search lending themselves to each other (issue 15). A thread with no run
-// left serves the loops that the runs still going share through the crew (share), so that a
-// 16-run search on two threads does not end with one thread idle while the other finishes the
-// last run: wall time approaches the total work divided by the threads. Each thread shares at
-// most one loop at a time, posted in its own slot; every thread takes the blocks not taken yet,
-// starting from a place of its own in the loop (see work). Idle threads spin briefly between
-// loops (a run posts its next loop within microseconds) and then sleep, so the search never
-// runs more threads than it was given. Threads beyond the CPUs would only take turns on them,
-// and a thread spinning for work, or holding a block when it is preempted, stalls the runs
-// still going (docs/performance.md): so at most as many threads as CPUs are awake at once, counting the threads with a run; the
-// others sleep until woken, and a loop is shared, or a sleeper woken, only while a CPU is free.
-// The threads awake are counted over every crew of the process (crews_awake), so searches run
-// at once share the CPUs in the same way.
+// The threads of one search lending themselves to each other: a thread with no run left serves
+// the loops that the runs still going share through the crew (share), so that a search does
+// not end with one thread idle while another finishes the last run. Each thread posts at most
+// one loop at a time, in its own slot. Idle threads spin briefly between loops, then sleep; at
+// most as many threads as CPUs are awake at once over every crew (crews_awake), since a thread
+// spinning, or preempted holding a block, stalls the runs still going.
 // What a loop computes must not depend on how its blocks are spread (the callers' bodies write
 // disjoint outputs, reduced afterwards in a fixed order).
 class Crew {
@@ -257,13 +241,9 @@ class Crew {
     Place saved_;
   };
 
-  // f(i) for i in [0, count) shared through the crew of the calling thread's search, if it
-  // has one and some thread is idle; returns the threads that took part, or 0 when it was
-  // not shared (the caller runs the loop). Passes under about 1,024 draws of table rows take
-  // less time than handing blocks to another core: callers do not share them. Blocks hold at
-  // least `min_grain` iterations (a loop of fewer than two such blocks is not shared): the
-  // callers' per-draw table updates cost a few nanoseconds a draw, less than taking a block
-  // from a counter that sixteen threads contend for.
+  // f(i) for i in [0, count) shared through the crew of the calling thread's search, if it has
+  // one and some thread is idle; returns the threads that took part, or 0 when it was not
+  // shared (the caller runs the loop). Blocks hold at least `min_grain` iterations.
   template <class F>
   static int share_here(std::int64_t count, const F& f, std::int64_t min_grain = 1) {
     const Place& place = here();
@@ -277,10 +257,7 @@ class Crew {
         min_grain);
   }
 
-  // Whether some thread is idle, ready to help (relaxed: a helper that turns idle just after
-  // misses one loop).
-  // Only while a CPU is free for one: sharing with a helper that must first take a CPU from a
-  // run costs more than the loop.
+  // Whether some thread is idle and a CPU free for it (relaxed: a hint).
   bool has_helpers() const { return idle_.load(std::memory_order_relaxed) > 0 && helpers_now() > 0; }
   // The threads a loop shared from the calling thread may have now: itself and the idle ones
   // that a free CPU can run (1 outside a crew; a hint, for loops that split their work by it).
@@ -289,11 +266,9 @@ class Crew {
     return place.crew ? 1 + place.crew->helpers_now() : 1;
   }
 
-  // body(lo, hi) over blocks of [0, count) by the calling thread (seated in slot `me`) and
-  // whichever idle threads join; returns the threads that ran at least one block. An
-  // exception from a block is rethrown here once no thread is inside the loop any more.
-  // Not inlined into the callers' loops, whose one-thread path it would otherwise slow down
-  // (one ex1 Binder run on one thread: 45.5 ms inlined, 43 ms before the blocks had homes).
+  // body(lo, hi) over blocks of [0, count) by the calling thread (slot `me`) and whichever idle
+  // threads join; returns the threads that ran a block. An exception from a block is rethrown
+  // once no thread is inside the loop. Not inlined: it slowed the callers' one-thread path.
   template <class Body>
   SALSOX_NOINLINE int share(int me, std::int64_t count, const Body& body, std::int64_t min_grain = 1) {
     Slot& s = *slots_[static_cast<std::size_t>(me)];
@@ -332,8 +307,7 @@ class Crew {
   }
 
   // The calling thread (slot `me`) has no run left: helps the others' loops until no thread
-  // has a run left. `idle_poll` is called every few milliseconds meanwhile (the calling
-  // thread answers Ctrl-C and reports progress there).
+  // has a run left, calling `idle_poll` every few milliseconds.
   template <class Poll>
   void serve(int me, Poll&& idle_poll) {
     idle_.fetch_add(1);
@@ -394,8 +368,7 @@ class Crew {
   static constexpr std::chrono::milliseconds kPoll{5};
   static constexpr std::chrono::milliseconds kNap{100};
 
-  // CPUs free now: the CPUs less the threads awake in every crew (those with a run, and the
-  // idle ones not asleep); negative when more are awake than CPUs. Relaxed: a hint.
+  // CPUs free now, less the threads awake in every crew (negative when crowded). A hint.
   int room() const { return cpus_ - crews_awake().load(std::memory_order_relaxed); }
   // Idle threads a loop posted now could have: those awake, and sleepers a free CPU could run.
   int helpers_now() const {
@@ -426,13 +399,9 @@ class Crew {
 #endif
   }
 
-  // Takes blocks of the loop in `s` until none is left, as thread `who` (its slot): from its
-  // own place in the loop, who / threads of the way in, onwards (wrapping round). A run's
-  // passes write and read the same draws' rows pass after pass: with every thread starting
-  // where it started the pass before, each keeps mostly the same draws, and their rows stay
-  // in its core's cache, where blocks taken from one shared counter went to whichever thread
-  // came first (docs/performance.md, "Thread plumbing"). A helper counts itself in `joined` at
-  // its first block.
+  // Takes blocks of the loop in `s` until none is left, as thread `who`: from its own place in
+  // the loop, who / threads of the way in, wrapping round, so that pass after pass each thread
+  // keeps mostly the same draws and their rows stay in its core's cache.
   void work(Slot& s, int who) {
     const bool helper = &s != slots_[static_cast<std::size_t>(who)].get();
     bool counted = !helper;
@@ -486,22 +455,18 @@ class Crew {
   std::condition_variable wake_;
 };
 
-// The passes of one search run over its draws (a count table's updates and scores): on the
-// run's own threads (set_threads) or shared with the search's idle threads (Crew), the same
-// result either way. With one thread the loop runs inline: entering even a one-thread OpenMP
-// region per item costs more than a short pass. Bodies are lambdas that capture plain values
-// ([=]): run on a private copy whose address never escapes, their pointers stay in registers
-// even though every count store, being a char-sized store, may alias anything in memory.
+// The passes of one search run over its draws: on the run's own threads (set_threads) or shared
+// with the search's idle threads (Crew), the same result either way; inline on one thread.
+// Bodies are lambdas that capture plain values ([=]): run on a private copy whose address never
+// escapes, their pointers stay in registers though every char-sized count store may alias them.
 class DrawThreads {
  public:
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
-  // The most threads a pass had since reset (fewer than asked for when the runtime would not
-  // nest a region).
+  // The most threads a pass had since reset.
   int threads_used() const { return team_max_; }
   void reset() { team_max_ = 1; }
 
-  // f(i) for i in [0, count), a pass over `draws` draws; blocks shared with the crew hold at
-  // least `min_grain` iterations. Returns the threads that took part.
+  // f(i) for i in [0, count), a pass over `draws` draws (see Crew::share_here).
   template <class F>
   int run(std::int64_t draws, std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
     if (const int joined = draws >= kShareDraws ? Crew::share_here(count, f, min_grain) : 0) {
