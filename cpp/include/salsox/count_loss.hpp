@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 namespace salsox {
@@ -26,12 +25,9 @@ inline bool scores_by_cell_sums(LossKind kind) {
 
 inline double xlog2x(double x) { return x > 0 ? x * std::log2(x) : 0.0; }
 
-// By-value max and min: in the search's inner loops std::max / std::min (which return
-// references) compiled to branches on unpredictable comparisons; these become maxsd / minsd.
+// By-value max: std::max (which returns a reference) compiled to a branch in the inner loops.
 inline double vmax(double x, double y) { return x < y ? y : x; }
-inline double vmin(double x, double y) { return y < x ? y : x; }
-// x where c, else y, through a mask rather than a branch: for a comparison the data decide
-// draw by draw (NID's Hr > He), where a branch is mispredicted about as often as not.
+// x where c, else y, through a mask: a branch on NID's Hr > He is mispredicted half the time.
 inline double vselect(bool c, double x, double y) {
   std::uint64_t bx, by;
   std::memcpy(&bx, &x, sizeof bx);
@@ -102,12 +98,9 @@ struct CountLoss {
   double combine(double m, double D, double E, double J) const {
     if (kind == LossKind::Tabulated) return D + E + J;
     // For the built-in g, D >= J and E >= J, with equality exactly when the draw (resp. the
-    // estimate) refines the other; otherwise the gap is at least 1: splitting a cluster of
-    // a + b items into a and b adds g(a + b) - g(a) - g(b) >= 1 (2ab for Binder, ab for
-    // omARI, at least 2 for x log2 x). So a gap is zero exactly when it is below 1/2. Binder's
-    // and omARI's sums are integers, exact in doubles below 2^53 (n up to about 9e7), and the
-    // entropy sums round far below 1/2; a tolerance relative to J would not do, as J grows
-    // like n^2 (at n = 50,000 it swallowed real gaps of 1).
+    // estimate) refines the other; otherwise the gap is at least 1 (splitting a cluster of a + b
+    // items adds g(a + b) - g(a) - g(b) >= 1). So a gap is zero exactly when it is below 1/2;
+    // the sums round far below that (a tolerance relative to J, which grows like n^2, would not do).
     const double dj = D - J < 0.5 ? 0.0 : D - J;
     const double ej = E - J < 0.5 ? 0.0 : E - J;
     if (dj == 0.0 && ej == 0.0) return 0.0;
@@ -115,17 +108,17 @@ struct CountLoss {
       case LossKind::Binder: return (a * dj + b * ej) / (m * m);
       case LossKind::VI: return (a * dj + b * ej) / m;
       case LossKind::OMARI: return std::max(0.0, omari(m, D, E, J));
-      case LossKind::NVI: return nvi(m, D, E, J);
-      case LossKind::ID: return id(m, D, E, J);
-      case LossKind::NID: return nid(m, D, E, J);
-      default: return 0.0;
+      default: break;  // NVI, ID, NID
     }
+    const Entropies e = entropies(m, D, E, J);
+    if (kind == LossKind::NVI) return nvi_of(e.draw, e.est, e.joint, negligible_bound(m));
+    if (kind == LossKind::ID) return id_of(e.draw, e.est, e.joint);
+    return nid_of(e.draw, e.est, e.joint, negligible_bound(m));
   }
 
   // Weights of the estimate and cell sums in an additive loss's allocation score.
   double est_weight() const { return kind == LossKind::Tabulated ? 1.0 : b; }
   double cell_weight() const { return kind == LossKind::Tabulated ? 1.0 : -(a + b); }
-
 
   // 1 - adjusted Rand index from pair counts; identical trivial partitions (the only case
   // with a zero denominator) have ARI 1.
@@ -167,19 +160,6 @@ struct CountLoss {
     const double top = vmax(draw, est);
     const double v = vmax(0.0, 1.0 - (draw + est - joint) / top);
     return top <= tiny ? 0.0 : v;
-  }
-
-  static double nvi(double m, double D, double E, double J) {
-    const Entropies e = entropies(m, D, E, J);
-    return nvi_of(e.draw, e.est, e.joint, negligible_bound(m));
-  }
-  static double id(double m, double D, double E, double J) {
-    const Entropies e = entropies(m, D, E, J);
-    return id_of(e.draw, e.est, e.joint);
-  }
-  static double nid(double m, double D, double E, double J) {
-    const Entropies e = entropies(m, D, E, J);
-    return nid_of(e.draw, e.est, e.joint, negligible_bound(m));
   }
 };
 

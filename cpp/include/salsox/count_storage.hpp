@@ -1,13 +1,11 @@
 // The contingency tables between the estimate and every draw, as storage: one row per draw
 // cluster (draw h's clusters are rows base[h] onwards), one count per estimate slot, with the
-// estimate's labels and slot sizes, the width of the rows, the columns' versions, and a
-// snapshot. No loss lives here: the search states read it (CountTableState, with the scores of
-// the built-in and tabulated losses; CountSumState; CallbackState) and keep their own sums.
+// estimate's labels and slot sizes, the columns' versions, and a snapshot. No loss lives here:
+// the search states read it and keep their own sums.
 //
-// Every step touches one row per draw, at random, and H rows rarely fit in L2, so the table is
-// kept small and cache-friendly: counts are uint8 when n < 256 and uint16 when n < 65536 (see
-// with_count_type), rows are padded so that a row never straddles more cache lines than it
-// must, and the rows are only as wide as the slots in use (grow, shrink).
+// Every step touches one random row per draw, and H rows rarely fit in L2, so the table is kept
+// small: the narrowest count type (with_count_type), rows padded to straddle as few cache lines
+// as they can, and only as wide as the slots in use (grow, shrink).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -26,21 +24,12 @@
 #include <immintrin.h>
 #endif
 
-// The per-draw bodies of the passes are lambdas called once per draw; compilers that would
-// otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
-#if defined(__GNUC__) || defined(__clang__)
-#define SALSOX_INLINE __attribute__((always_inline))
-#else
-#define SALSOX_INLINE
-#endif
-
 namespace salsox {
 
 template <class Label, class Count = std::int32_t>
 class CountTable {
  public:
-  // `alloc_column`: each row also counts its allocated items, in the column after the slots
-  // (the non-additive losses read it).
+  // `alloc_column`: each row also counts its allocated items, in the column after the slots.
   CountTable(const DrawsView<Label>& draws, std::int32_t max_clusters, bool alloc_column = false)
       : d_(draws), kd_(max_clusters), alloc_col_(alloc_column),
         full_stride_(row_stride(kd_ + (alloc_column ? 1 : 0))) {
@@ -58,15 +47,13 @@ class CountTable {
   CountTable(const CountTable&) = delete;
   CountTable& operator=(const CountTable&) = delete;
 
-  // Bytes of the counts of `rows` draw clusters over `max_clusters` slots (and the allocated
-  // items' column).
+  // Bytes of the counts of `rows` draw clusters over `max_clusters` slots.
   static double table_bytes(std::int64_t rows, std::int32_t max_clusters, bool alloc_column) {
     return static_cast<double>(rows) * static_cast<double>(row_stride(max_clusters + (alloc_column ? 1 : 0))) *
            sizeof(Count);
   }
 
   std::int64_t n() const { return d_.n; }
-  std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return kd_; }
   std::int32_t slots() const { return q_; }
   std::int64_t allocated() const { return m_; }
@@ -92,11 +79,9 @@ class CountTable {
     m_ = 0;
   }
 
-  // Replaces the allocation by the complete allocation `labels` (slots 0..max). Item by item
-  // (add), each item's pass would bring in one random row per draw; here the draws go in blocks,
-  // every item's count added for a block at a time, so that the block's rows and each item's
-  // labels for it stay in cache. Not for tables with the allocated items' column (see
-  // CountTableState::rebuild).
+  // Replaces the allocation by the complete allocation `labels` (slots 0..max), a block of draws
+  // at a time for every item, so that the block's rows stay in cache. Not for tables with the
+  // allocated items' column (see CountTableState::rebuild).
   void rebuild(const std::vector<std::int32_t>& labels) {
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
@@ -123,15 +108,12 @@ class CountTable {
     }, (kDrawGrain + kBlock - 1) / kBlock);
   }
 
-  // Widens the table, if need be, so that slot k exists (count-sum states read a slot's counts
-  // before add or move would widen it).
+  // Widens the table so that slot k exists (count-sum states read it before add or move).
   void fit_slot(std::int32_t k) { grow(k + 1); }
 
   // Narrows the layout again when the slots in use fit in half the stride (a run started from
-  // many random clusters soon keeps few, and every pass over its rows then reads half the lines
-  // or fewer), moving the rows in place (first first: with the stride at least halved, row r's
-  // new place ends before its old one starts). Slots from q on are empty, so the rows keep
-  // their counts exactly. Called between scans.
+  // many random clusters soon keeps few), moving the rows in place, first first: with the stride
+  // at least halved, row r's new place ends before its old one starts. Called between scans.
   void shrink() {
     const std::int64_t extra = alloc_col_ ? 1 : 0;
     const std::int32_t slots = std::max(q_, kFirstSlots);
@@ -149,9 +131,8 @@ class CountTable {
     }
   }
 
-  // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot), calling
-  // visit(h, x) in each draw h, x the count before. Not for tables with the allocated items'
-  // column (see CountTableState::add).
+  // Puts unallocated item i into slot k (k == slots() opens a new slot), calling visit(h, x) in
+  // each draw h, x the count before. Not for tables with the allocated items' column.
   template <class Visit = NoVisit>
   void add(std::int64_t i, std::int32_t k, Visit visit = {}) {
     grow(k + 1);
@@ -187,9 +168,10 @@ class CountTable {
     --q_;
   }
 
-  // Moves allocated item i from its slot to slot k (k == slots() opens a new slot) in one pass
-  // over the draws; the old slot may be left empty (see close_slot).
-  void move(std::int64_t i, std::int32_t k) {
+  // Moves allocated item i to slot k (k == slots() opens a new slot); the old slot may be left
+  // empty. Calls visit(h, gone, came) in each draw h: the old slot's count after, the new one's before.
+  template <class Visit = NoVisit>
+  void move(std::int64_t i, std::int32_t k, Visit visit = {}) {
     const std::int32_t old = est_[i];
     if (k == old) return;
     grow(k + 1);
@@ -201,15 +183,15 @@ class CountTable {
     Count* cnt = cnt_;
     parallel_for(d_.H, [=](std::int64_t h) {
       Count* row = cnt + (base[h] + lab[h]) * stride;
-      --row[old];
-      ++row[k];
+      const Count gone = --row[old];
+      const Count came = row[k]++;
+      visit(h, gone, came);
     }, kDrawGrain);
     moved(i, k);
   }
 
-  // Takes every item out of slot k in one pass over the table (cheaper than removing the items
-  // one by one when they are many); the slot is left empty (see close_slot). Not for tables
-  // with the allocated items' column (see CountTableState::release_slot).
+  // Takes every item out of slot k in one pass over the table; the slot is left empty. Not for
+  // tables with the allocated items' column (see CountTableState::release_slot).
   void release_slot(std::int32_t k) {
     touch(k);
     Count* cnt = cnt_;
@@ -222,20 +204,16 @@ class CountTable {
     released(k);
   }
 
-  // Whether releasing a slot of `members` items by one pass over the table (release_slot) and
-  // undoing a change by restoring a snapshot beat item-by-item moves: each item costs one random
-  // row per draw, the table pass costs every row once. (With the widest layout's stride, whatever
-  // the layout now, so that the choice, and with it the rounding of the running sums of the
-  // states, is the same as when the tables were always that wide.)
+  // Whether release_slot and restore beat item-by-item moves for a slot of `members` items: each
+  // item costs one random row per draw, the table pass every row once. With the widest stride,
+  // whatever the layout now, so that the choice (and the sums' rounding) never depends on it.
   bool prefers_table_pass(std::int64_t members) const {
     return static_cast<double>(d_.rows) * static_cast<double>(full_stride_) * sizeof(Count) <=
            8.0 * static_cast<double>(members) * static_cast<double>(d_.H) * kCacheLine;
   }
 
-  // Saves the table and the allocation, to be put back by restore() (a zealous update that did
-  // not help). After restore the columns are again those of the snapshot, and so are their
-  // versions: values read from a column before it are valid again, those since never will be
-  // (the clock does not go back).
+  // Saves the table and the allocation for restore(). Restored columns get their snapshot
+  // versions back: values read before it are valid again, those since never (the clock goes on).
   void snapshot() {
     snap_cnt_.assign(cnt_, cnt_ + static_cast<std::size_t>(d_.rows * stride_));
     snap_stride_ = stride_;
@@ -257,10 +235,8 @@ class CountTable {
     m_ = snap_m_;
   }
 
-  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero. A row has few of
-  // them, at unpredictable places: up to 64 slots they are found as a bit mask (sixteen counts
-  // at a time where SSE2 is, else 8-bit counts eight at a time), so that only they are visited.
-  // `nz`: scratch of q entries, for q > 64.
+  // Calls f(k) for each slot k < q whose cell row[k] - (k == dec) is nonzero, found as a bit
+  // mask up to 64 slots (they are few, at unpredictable places). `nz`: scratch for q > 64.
   template <class F>
   SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz,
                                              F f) {
@@ -276,9 +252,8 @@ class CountTable {
     std::uint64_t mask = 0;
 #if defined(__SSE2__)
     if constexpr (sizeof(Count) <= 2) {
-      // Sixteen counts at a time, compared with zero (SSE2, in every x86-64 build). Reads past q
-      // stay inside the row, or inside the table (the next rows, or its spare line after the
-      // last): at most 64 bytes from the row's start, for q <= 64.
+      // Sixteen counts at a time (SSE2). Reads past q stay inside the row, or the table (the next
+      // rows, or its spare line after the last): at most 64 bytes from the row's start.
       const __m128i zero = _mm_setzero_si128();
       for (std::int32_t w = 0; w * 16 < q; ++w) {
         std::uint32_t is_zero;
@@ -343,9 +318,7 @@ class CountTable {
       if (e == k) e = -1;
   }
 
-  // The table side of add (kAdd) and remove without the allocated items' column: in every draw,
-  // item i's row gains (loses) one count in slot k. Values are captured ([=]) so that the
-  // pointers stay in registers (see DrawThreads::run).
+  // The table side of add (kAdd) and remove; [=] keeps the pointers in registers (DrawThreads::run).
   template <bool kAdd, class Visit>
   void shift_item(std::int64_t i, std::int32_t k, Visit visit) {
     touch(k);
@@ -360,8 +333,7 @@ class CountTable {
     }, kDrawGrain);
   }
 
-  // for (i = 0; i < count; ++i) f(i) on this run's threads (DrawThreads::run); returns the
-  // threads that took part.
+  // f(i) for i < count on this run's threads (DrawThreads::run); returns the threads that took part.
   template <class F>
   int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
     return loop_.run(d_.H, count, f, min_grain);
@@ -374,8 +346,7 @@ class CountTable {
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
 
-  // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole
-  // cache lines beyond, so that (with the table line-aligned) a row spans as few lines as it can.
+  // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole lines beyond.
   static std::int64_t row_stride(std::int64_t elems) {
     const auto bytes = static_cast<std::size_t>(elems) * sizeof(Count);
     std::size_t padded = sizeof(Count);
@@ -385,8 +356,7 @@ class CountTable {
     return static_cast<std::int64_t>(padded / sizeof(Count));
   }
 
-  // Sets an empty table's layout to the narrowest stride holding `slots` slots (and the
-  // allocated items' column), with as many slots as that stride holds, up to max_clusters.
+  // Sets an empty table's layout to the narrowest stride holding `slots` slots, and as many as it holds.
   void set_layout(std::int32_t slots) {
     const std::int64_t extra = alloc_col_ ? 1 : 0;
     stride_ = row_stride(std::min(slots, kd_) + extra);
@@ -394,8 +364,7 @@ class CountTable {
   }
 
   // Widens the layout, when slots 0..slots-1 do not fit, to at least twice as many slots, moving
-  // the rows in place (last first: a row only moves up). The table is kept as narrow as the
-  // clusters in use allow, so that more of it stays in cache.
+  // the rows in place (last first: a row only moves up).
   void grow(std::int32_t slots) {
     if (slots <= cap_) return;
     const std::int64_t old_stride = stride_;
@@ -411,9 +380,8 @@ class CountTable {
     }
   }
 
-  // Each slot's column version: a new value of clock_ whenever a count in the slot changes (or
-  // the slot is renumbered), so that a value computed from the column is still valid while its
-  // version is.
+  // Each slot's column version: a new clock_ value whenever the column changes, so that a value
+  // computed from it is valid while its version is.
   void touch(std::int32_t k) { col_ver_[k] = ++clock_; }
   void touch_all() {
     for (auto& v : col_ver_) v = ++clock_;
@@ -422,9 +390,8 @@ class CountTable {
   DrawsView<Label> d_;
   std::int32_t kd_;
   bool alloc_col_;
-  // Row r holds the counts of draw cluster r in slots 0..cap_-1 and, with the allocated items'
-  // column, the number of its items allocated so far at index cap_; rows are stride_ apart. The
-  // layout holds the slots in use (see grow), at most full_stride_ (max_clusters slots) wide.
+  // Row r holds draw cluster r's counts in slots 0..cap_-1 and, with the allocated items'
+  // column, its allocated items at cap_; rows are stride_ apart, at most full_stride_.
   std::int64_t full_stride_, stride_ = 0;
   std::int32_t cap_ = 0;
   std::vector<Count> cnt_store_;
@@ -446,18 +413,22 @@ class CountTable {
 };
 
 #if SALSOX_SIMD_X86
-// Four counts of a row as doubles (counts are below 2^31), for the AVX2 scores.
+// Four counts of a row as 32-bit integers, and as doubles (counts are below 2^31).
 template <class Count>
-SALSOX_TARGET_AVX2 inline __m256d counts4_pd(const Count* p) {
+SALSOX_TARGET_AVX2 inline __m128i counts4_epi32(const Count* p) {
   if constexpr (sizeof(Count) == 1) {
     std::int32_t w;
     std::memcpy(&w, p, sizeof w);
-    return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(w)));
+    return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(w));
   } else if constexpr (sizeof(Count) == 2) {
-    return _mm256_cvtepi32_pd(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    return _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   } else {
-    return _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   }
+}
+template <class Count>
+SALSOX_TARGET_AVX2 inline __m256d counts4_pd(const Count* p) {
+  return _mm256_cvtepi32_pd(counts4_epi32(p));
 }
 #endif
 

@@ -1,23 +1,11 @@
-// Per-run search state for the built-in and tabulated count losses: the count tables between
-// the estimate and every draw (CountTable, count_storage.hpp), the running sums of the
-// non-additive losses, and the scores. Scoring an item reads, for each draw, one short
-// contiguous row holding the counts for all estimate clusters at once (the reference reads one
-// scattered cell per draw per candidate), walking the draws in the opposite direction to add
-// and remove, so it starts on the rows they touched last.
-//
-// The scores of each loss family are member functions defined in scores_binder_vi.hpp,
-// scores_omari.hpp and scores_entropy.hpp.
+// Per-run search state for the built-in and tabulated count losses: the count tables
+// (CountTable, count_storage.hpp), the running sums of the non-additive losses, and the scores
+// (scores_binder_vi.hpp, scores_omari.hpp, scores_entropy.hpp). A score reads one contiguous row
+// per draw, walking the draws opposite to add and remove: it starts on the rows they touched last.
 #pragma once
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <cstdint>
-#include <limits>
 #include <vector>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "count_loss.hpp"
 #include "count_storage.hpp"
@@ -45,18 +33,11 @@ class CountTableState : public CountTable<Label, Count> {
                   const EngineOptions& opts = EngineOptions::from_env(false))
       : Table(draws, max_clusters, !loss.additive()), loss_(loss), track_stats_(!loss.additive()), simd_(opts.simd) {
     lane_cells_ = opts.cell_lanes;
-    acc_.assign(kd_ + 1 + kSimdPad, 0.0);
+    for (auto* v : {&acc_, &e_new_, &e_norm_, &e_x_, &he_, &inv_he_}) v->assign(kd_ + 1 + kSimdPad, 0.0);
+    for (auto* v : {&bucket_a_, &bucket_b_, &bucket_c_}) v->assign(kd_ + 2, 0.0);
     acc_int_.assign(kd_ + 1, 0);
-    e_new_.assign(kd_ + 1 + kSimdPad, 0.0);
-    e_norm_.assign(kd_ + 1 + kSimdPad, 0.0);
-    e_x_.assign(kd_ + 1 + kSimdPad, 0.0);
-    he_.assign(kd_ + 1 + kSimdPad, 0.0);
-    inv_he_.assign(kd_ + 1 + kSimdPad, 0.0);
     sorted_he_.assign(kd_ + 1, 0.0);
     order_.assign(kd_ + 1, 0);
-    bucket_a_.assign(kd_ + 2, 0.0);
-    bucket_b_.assign(kd_ + 2, 0.0);
-    bucket_c_.assign(kd_ + 2, 0.0);
     if (track_stats_) {
       D_.assign(d_.H, 0.0);
       J_.assign(d_.H, 0.0);
@@ -73,23 +54,21 @@ class CountTableState : public CountTable<Label, Count> {
                    cell_cache_fits(d_.n, kd_, table_bytes(d_.rows, kd_, track_stats_));
   }
 
-  // The cell sums cache (count_table_cache.hpp): its bytes, and whether it fits next to a
-  // table of `table` bytes.
-  static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters);
-  static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table);
+  // The cell sums cache (count_table_cache.hpp): its bytes, and whether a state keeps it beside
+  // a table of `table` bytes: while it takes no more than 4 MiB or the table itself.
+  static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
+    return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
+  }
+  static bool cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
+    return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
+  }
 
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
-  // slots (tracked: a non-additive loss, with per-draw sums): the table and its snapshot, the
-  // labels and sizes (and theirs), the per-draw sums (and theirs), the draw entropies of
-  // draw_entropies and score_nid, and the chunk sums of draw_chunks (per chunk, four sums,
-  // omARI's gathered joint sums and a 4-byte index per slot). (cell_sums: the loss scores
-  // through cell sums, which may add their cache, see cell_cache_fits.)
+  // slots (tracked: with per-draw sums; cell_sums: the loss scores through cell sums).
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                           bool tracked, bool cell_sums = false);  // count_table_rows.hpp
 
-  SimdPath simd() const { return simd_; }  // the path of the omARI and entropy scores
-  // The most threads a pass over the draws had since reset_threads_used, and the same for the
-  // score passes.
+  // The most threads a pass (a score pass) over the draws had since reset_threads_used.
   void reset_threads_used() {
     loop_.reset();
     score_team_max_ = 1;
@@ -119,7 +98,6 @@ class CountTableState : public CountTable<Label, Count> {
     for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
   }
 
-  // Narrows the rows (CountTable::shrink); called between scans (refresh_sums).
   using Table::shrink;
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
@@ -144,35 +122,20 @@ class CountTableState : public CountTable<Label, Count> {
 
   using Table::close_slot;
 
-  // Moves allocated item i from its slot to slot k (k == slots() opens a new slot) in one pass
-  // over the draws; the old slot may be left empty (see close_slot). The draw-side sums do not
-  // change: the item stays in its draw clusters.
+  // CountTable::move, with the per-draw cell sums (the draw-side sums do not change: the item
+  // stays in its draw clusters).
   void move(std::int64_t i, std::int32_t k) {
     if (!track_stats_) return Table::move(i, k);
     const std::int32_t old = est_[i];
     if (k == old) return;
-    grow(k + 1);
-    touch(old);
-    touch(k);
-    const Label* lab = d_.item(i);
-    const std::int64_t* base = d_.base;
-    const std::int64_t stride = stride_;
-    Count* cnt = cnt_;
+    const double dE = dest_[size_[k]] - dest_[size_[old] - 1];
     double* J = J_.data();
     const double* dcell = dcell_.data();
-    parallel_for(d_.H, [=](std::int64_t h) {
-      Count* row = cnt + (base[h] + lab[h]) * stride;
-      const Count gone = --row[old];
-      const Count came = row[k]++;
-      J[h] += dcell[came] - dcell[gone];
-    }, kDrawGrain);
-    E_ += dest_[size_[k]] - dest_[size_[old] - 1];
-    this->moved(i, k);
+    Table::move(i, k, [J, dcell](std::int64_t h, Count gone, Count came) { J[h] += dcell[came] - dcell[gone]; });
+    E_ += dE;
   }
 
-  // The table side of add (kAdd) and remove with per-draw sums: in every draw, item i's row
-  // gains (loses) one count in slot k and in the allocated-items column, and the per-draw sums
-  // follow. Values are captured ([=]) so that the pointers stay in registers (DrawThreads::run).
+  // CountTable::shift_item with the allocated-items column and the per-draw sums.
   template <bool kAdd>
   void shift_tracked(std::int64_t i, std::int32_t k) {
     touch(k);
@@ -195,10 +158,8 @@ class CountTableState : public CountTable<Label, Count> {
     }, kDrawGrain);
   }
 
-  // Zealous updates by table passes: release_slot takes every item out of slot k in one pass
-  // over the table, prefers_table_pass says when that beats item-by-item moves, snapshot saves
-  // the whole state and restore puts it back. Each draw's rows and sums are its own, so the
-  // pass is shared like the table updates.
+  // CountTable's zealous table passes, with the per-draw sums (each draw's own, so the pass is
+  // shared like the table updates).
   void release_slot(std::int32_t k) {
     hr_valid_ = false;
     if (!track_stats_) return Table::release_slot(k);
@@ -245,30 +206,25 @@ class CountTableState : public CountTable<Label, Count> {
     E_ = snap_E_;
   }
 
-  // Recomputes the running per-draw sums and the estimate sum from the table and the slot
-  // sizes, so that the rounding of incremental updates does not build up over a long run
-  // (the search calls it after each scan and zealous round that changed them).
+  // Recomputes the running sums from the table, so that their rounding does not build up.
   void refresh_sums();
 
-  // The largest difference between a kept sum and its recomputation, relative to the larger
-  // of 1 and the recomputed value (0 for additive losses, which keep none). For tests.
+  // The largest difference between a kept sum and its recomputation, relative to
+  // max(1, recomputed) (0 for additive losses). For tests.
   double sums_drift() const;
 
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
   // (out[q]); lower is better. Scores of one call are comparable with each other only.
   void score(std::int64_t i, double* out) { score_as(i, -1, out); }
 
-  // The same for allocated item i, as if it had been removed first (its own slot scores
-  // staying), without touching the table: a scan step costs one pass over the draws, and a
-  // second only when the item moves.
+  // The same for allocated item i, as if removed first, without touching the table.
   void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }
 
   // add(i, k), then score(next, out): the same table and scores. For VI and the tabulated
   // losses the table update is made in the score's pass over the draws (scores_binder_vi.hpp).
   void add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out);
 
-  // The Monte Carlo expected loss of the current (complete or partial) allocation, from
-  // scratch so that no incremental rounding leaks into reported values.
+  // The expected loss of the current allocation, from scratch (no incremental rounding).
   double expected_loss() const;
 
  private:
@@ -298,11 +254,8 @@ class CountTableState : public CountTable<Label, Count> {
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
 
-  // The scores of each loss family, defined in scores_binder_vi.hpp (Binder, VI, tabulated;
-  // count_table_cache.hpp), scores_omari.hpp and scores_entropy.hpp (NVI, ID, NID). Each family
-  // is compiled in a translation unit of its own (cpp/bindings/table_scores_*.cpp), which
-  // instantiates its entry points: score_binder, score_additive, cell_sums, add_score and
-  // fix_cell_table; score_omari_paths; score_entropy_paths.
+  // The scores of each loss family, each family compiled in a translation unit of its own
+  // (cpp/bindings/table_scores_*.cpp).
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
@@ -311,8 +264,8 @@ class CountTableState : public CountTable<Label, Count> {
   void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
   template <bool kAll>  // cell_sums_pass of an unallocated item, with add_score's update if one is due
   void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
-  // The omARI and entropy scores on the state's path (simd_): each path's kernels are inlined
-  // into one function per path, compiled for its instruction set.
+  // The omARI and entropy scores on the state's path (simd_), inlined into one function per
+  // path, compiled for its instruction set.
   void score_omari_paths(std::int64_t i, double* out);
   void score_entropy_paths(std::int64_t i, double* out);
   template <SimdPath P>
@@ -350,27 +303,13 @@ class CountTableState : public CountTable<Label, Count> {
 #if SALSOX_SIMD_X86
   template <int V>
   SALSOX_TARGET_AVX2 void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*) const;
-  template <bool kAlloc>
-  void nid_lanes(std::int32_t vectors, std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
-                 double*) const;
   template <int V, bool kAlloc>
   SALSOX_TARGET_AVX2 void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
                                          double*) const;
 #endif
 
-  // The non-additive losses evaluate combine(m + 1, D'_h, E'_k, J'_hk) for every draw h and
-  // slot k. Most cells of item i's row are 0, and g(1) = g(0) for every built-in loss, so in a
-  // zero cell J'_hk = J_h: the loss depends on k only through E'_k. The entropy losses then
-  // split into per-draw sums, evaluated once per item for all slots, plus a correction for
-  // the few nonzero cells (their true value minus their zero-cell value).
-
-  // Calls f(draw_sum, joint_sum, row, dec) for each draw (last to first): D_h with item i in
-  // its draw cluster, J_h without item i, and the counts of item i's draw cluster across the
-  // slots, of which cell `dec` (the slot item i is virtually removed from, or -1) is to be read
-  // one lower: cell k holds row[k] - (k == dec).
-  template <class F>
-  SALSOX_INLINE void for_each_draw(std::int64_t i, F f) const;
-  // The same over draws hi-1 down to lo, with the draw as a fifth argument (count_table_rows.hpp).
+  // Calls f(draw_sum, joint_sum, row, dec, h) for draws hi-1 down to lo: D_h with item i in
+  // its draw cluster, J_h without it, and item i's row, whose cell k holds row[k] - (k == dec).
   template <class F>
   SALSOX_INLINE void for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const;
   // A score pass's loop over blocks, and its sums over fixed chunks of draws (scores_shared.hpp).
@@ -379,12 +318,10 @@ class CountTableState : public CountTable<Label, Count> {
   template <SimdPath P, class Body>
   SALSOX_INLINE const double* draw_chunks(std::int32_t width, const Body& body);
 
-  // Draws per chunk of the entropy scores' sums (see draw_chunks: enough chunks for a few
-  // threads from 1,000 draws on).
+  // Draws per chunk of the entropy scores' sums (draw_chunks): a few threads' worth from 1,000 draws.
   static constexpr std::int64_t kDrawChunk = 256;
-  // The integer sums of Binder's and the cell-sum losses' scores (score_binder,
-  // cell_sums_pass) are exact, so any split of the draws gives the same bits: one block when
-  // the pass has one thread, blocks of kExactBlock draws when others may help.
+  // The integer sums of score_binder and cell_sums_pass are exact, so any split of the draws
+  // gives the same bits: one block on one thread, blocks of kExactBlock when others may help.
   static constexpr std::int64_t kExactBlock = 512;
   // Passes over up to this many slots keep their sums in registers (cell_sums_pass).
   static constexpr std::int32_t kFewSlots = 4;
@@ -412,7 +349,7 @@ class CountTableState : public CountTable<Label, Count> {
   bool cells_are_counts_ = false;  // dcell_[x] == x (pair counts: omARI's fused score)
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
-  // Each draw's loss, for expected_loss when it is shared; a row of zeros for its other path.
+  // Each draw's loss, for a shared expected_loss; a row of zeros for its other path.
   static constexpr std::int32_t kZeroRow = 8;
   mutable std::vector<double> draw_loss_;
   double E_ = 0.0;
@@ -431,9 +368,8 @@ class CountTableState : public CountTable<Label, Count> {
   // Scratch for draw_chunks: each chunk's sums and nonzero-cell list, and their totals.
   std::vector<double> chunk_part_, chunk_sum_;
   std::vector<std::int32_t> chunk_nz_;
-  // The cell sums cache (see cell_sums): per item i and slot k, at i * kd_ + k, the sum and the
-  // column version (CountTable::touch) it was computed at (0: never); dirty_ and fresh_ are
-  // scratch (the slots a score recomputes, and their sums).
+  // The cell sums cache (count_table_cache.hpp): per item i and slot k, at i * kd_ + k, the sum
+  // and the column version it was computed at (0: never); dirty_ and fresh_ are its scratch.
   bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
   std::vector<double> cache_val_;
   std::vector<std::uint64_t> cache_ver_;

@@ -4,23 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "count_table.hpp"
 
 namespace salsox {
-
-// Whether a state of the losses that score through cell sums (VI, tabulated, ID) keeps each
-// item's sums per slot between its scores (see cell_sums_cached): while that cache (a value
-// and a version per item and slot) takes no more than 4 MiB or the table itself.
-template <class Label, class Count>
-inline double CountTableState<Label, Count>::cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
-  return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
-}
-template <class Label, class Count>
-inline bool CountTableState<Label, Count>::cell_cache_fits(std::int64_t n, std::int32_t max_clusters, double table) {
-  return cell_cache_bytes(n, max_clusters) <= std::max(4.0 * 1024 * 1024, table);
-}
 
 // Bytes of a state (see the declaration).
 template <class Label, class Count>
@@ -35,7 +22,6 @@ inline double CountTableState<Label, Count>::footprint(std::int64_t rows, std::i
   return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
 }
 
-// for_each_draw over draws hi-1 down to lo, with the draw h as f's fifth argument.
 template <class Label, class Count>
 template <class F>
 inline void CountTableState<Label, Count>::for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const {
@@ -52,14 +38,6 @@ inline void CountTableState<Label, Count>::for_draws(std::int64_t i, std::int64_
     const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
     f(D_[h], J_[h] - dcell_[row[dec] - 1], row, dec, h);
   }
-}
-
-template <class Label, class Count>
-template <class F>
-inline void CountTableState<Label, Count>::for_each_draw(std::int64_t i, F f) const {
-  for_draws(i, 0, d_.H, [&f](double D, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
-    f(D, J, row, dec);
-  });
 }
 
 // CountTableState::footprint with the count width the engine picks for n items.

@@ -9,10 +9,6 @@
 #include <utility>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "count_loss.hpp"
 #include "count_types.hpp"
 #include "draw_blocks.hpp"
@@ -22,12 +18,9 @@
 
 namespace salsox {
 
-// The expected loss of an estimate through its contingency tables with a few draws at a time
-// (a block), without the count tables of every draw that a search keeps: a block's tables are
-// counted in one pass over the items, then each draw's loss is summed as
-// CountTableState::expected_loss sums it (rows in order, each row's cells in slot order, then
-// combine), so the same bits. Each thread holds one block: memory O(block) rather than
-// O(H x draw clusters x estimate clusters), and a call can stop between blocks.
+// The expected loss of an estimate through its contingency tables a block of draws at a time
+// (DrawBlockTables): each draw's loss is summed as CountTableState::expected_loss sums it (rows
+// in order, each row's cells in slot order, then combine), so the same bits.
 template <class Label, class Count>
 class DrawBlockLoss {
  public:
@@ -73,8 +66,7 @@ class DrawBlockLoss {
     return {q, E};
   }
 
-  // The whole expected loss of one estimate on this thread, block after block (the draws'
-  // losses summed in draw order, as the count tables sum them); NaN once `interrupt` stops.
+  // The expected loss of one estimate on this thread, block after block; NaN once `interrupt` stops.
   double expected_loss(const std::int32_t* est, Interrupt* interrupt) {
     const auto [q, E] = estimate_sum(loss_, est, d_.n, size_);
     double total = 0.0;
@@ -107,9 +99,7 @@ inline std::int32_t estimates_clusters(const std::int32_t* estimates, std::int64
   return q;
 }
 
-// Bytes expected_losses allocates for M estimates of up to q clusters on `threads` threads:
-// each thread's block of tables, and the draws' losses of one estimate when its draws are split
-// over the threads (fewer estimates than threads).
+// Bytes expected_losses allocates for M estimates of up to q clusters on `n_jobs` threads.
 template <class Label>
 std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, std::int64_t M, int n_jobs) {
   const std::int64_t threads = std::min<std::int64_t>(std::max(1, n_jobs), usable_cpus());
@@ -122,12 +112,10 @@ std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, st
   });
 }
 
-// Monte Carlo expected loss of each row of `estimates` (M x n, labels 0..q-1 per row) through
-// contingency tables, a block of draws at a time (DrawBlockLoss): O(H n) per estimate. With at
-// least as many estimates as threads, each thread takes whole estimates; with fewer, each
-// estimate's blocks of draws are spread over the threads, then its draws' losses summed in draw
-// order. Each value is the same bits whatever the threads. Stops early (values left unset)
-// when `interrupt` fires, between blocks: the caller checks it.
+// Monte Carlo expected loss of each row of `estimates` (M x n, labels 0..q-1 per row)
+// (DrawBlockLoss): O(H n) per estimate. With fewer estimates than threads, each estimate's
+// blocks of draws are spread over the threads, then its draws' losses summed in draw order: the
+// same bits whatever the threads. Stops early (values left unset) when `interrupt` fires.
 template <class Label>
 std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& loss,
                                     const std::int32_t* estimates, std::int64_t M, int n_jobs,
@@ -171,8 +159,7 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
                                     double a, double b, const std::int32_t* estimates,
                                     std::int64_t M, int n_jobs, Interrupt* interrupt = nullptr) {
   std::vector<double> out(M);
-  std::int32_t q = 1;
-  for (std::int64_t e = 0; e < M * n; ++e) q = std::max(q, estimates[e] + 1);
+  const std::int32_t q = estimates_clusters(estimates, M, n);
   const int threads = loop_threads(n_jobs, M);
   std::vector<std::unique_ptr<PairwiseState<T>>> states;
   for (int t = 0; t < threads; ++t)
@@ -187,9 +174,8 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
 }
 
 // Co-clustering counts: co[i][j] = number of draws with i and j together, or with a floating
-// `Out`, that number divided by H (the posterior similarity matrix, built in place: no n x n
-// counts held beside it). Item-major labels make each pair a comparison of two contiguous byte
-// runs. Stops early (co incomplete) when `interrupt` fires: the caller checks it.
+// `Out`, that number divided by H (the posterior similarity matrix, built in place). Stops early
+// (co incomplete) when `interrupt` fires: the caller checks it.
 template <class Label, class Out>
 void coclustering(const DrawsView<Label>& d, Out* co, int n_jobs, Interrupt* interrupt = nullptr) {
   const std::int64_t n = d.n, H = d.H;

@@ -1,7 +1,5 @@
 // Scores of the additive count losses for CountTableState (count_table.hpp): Binder, VI and
-// tabulated losses, whose score of a slot is a sum over draws of one tabulated difference per
-// cell, summed in integers (counts, or differences in fixed point) so that no split of the
-// draws between threads changes them.
+// tabulated losses, summed in integers (counts, or differences in fixed point): thread-independent.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -31,9 +29,8 @@ void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
     std::int64_t h = block_begin(c + 1, chunks) - 1;
     if (q <= kBinderLanes) {
-      // Eight slots' sums in registers (an add to memory per slot and draw chains every draw on
-      // the last one's store). Counts past q are read (inside the row, or the next rows and the
-      // table's spare line) and dropped.
+      // Eight slots' sums in registers. Counts past q are read (inside the row, or the next rows
+      // and the table's spare line) and dropped.
       std::int64_t a[kBinderLanes] = {};
       for (; h >= lo; --h) {
         const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
@@ -80,9 +77,8 @@ void CountTableState<Label, Count>::score_additive(std::int64_t i, double* out) 
   out[q_] = H * (we * dest_[0] + wc * dcell_[0]);
 }
 
-// acc[k] = sum_h dcell(x_hk) for the slots k < q, x_hk the count of item i's draw cluster in
-// slot k; with item i virtually removed from slot `old_`, that slot's cells are read one
-// lower, on the side. Returns acc_ (valid until the next score).
+// acc[k] = sum_h dcell(x_hk) for the slots k < q, slot old_'s cells read one lower. Returns
+// acc_ (valid until the next score).
 template <class Label, class Count>
 const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
   double* acc = acc_.data();
@@ -97,10 +93,8 @@ const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
   return acc;
 }
 
-// add(i, k) then score(next, out). For the cell-sum losses, add's bookkeeping is done here and
-// its table update (one count more in item i's row of every draw) is left due: the score's pass
-// makes it draw by draw just before reading that draw's row of `next`, so the rows come into
-// cache once and the draws are walked once. The counts, and so the exact sums, are the same.
+// add(i, k) then score(next, out). For VI and the tabulated losses, add's table update is left
+// due and made by the score's pass draw by draw, just before it reads that draw's row of `next`.
 template <class Label, class Count>
 void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
   if (track_stats_ || (loss_.kind != LossKind::VI && loss_.kind != LossKind::Tabulated)) {
@@ -134,12 +128,10 @@ inline void CountTableState<Label, Count>::fresh_cell_sums(std::int64_t i, const
 }
 
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
-// out[width] = the same for the item's slot old_ read one lower (with kAll too, out[old_] is
-// then left 0: every caller puts out[width] there). The terms are dcell in fixed
-// point (dcell_fixed_), so their sums are exact: the same whatever blocks of draws the pass is
-// split into and whichever threads take them, and the same for a slot whichever other slots the
-// pass takes. Only the final conversion to double rounds. With kAdd, the pass first makes
-// add_score's due update in each draw (add_lab_, add_k_).
+// out[width] = the same for the item's slot old_ read one lower (with kAll, out[old_] is left 0).
+// The terms are in fixed point (dcell_fixed_), so the sums are exact, the same bits whatever
+// the split of the draws and the slots taken. With kAdd, the pass first makes add_score's due
+// update in each draw.
 template <class Label, class Count>
 template <bool kAll, bool kOwn, bool kAdd>
 inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
@@ -154,9 +146,8 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
   const std::int64_t blocks = exact_blocks();
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, blocks, q + 1, pw);
-  // On the AVX-512 path, a pass over every slot takes them as lanes (cell_lanes.hpp) where they
-  // number 5 to 32 and at most four, besides the item's own, hold 16 items or more (unless
-  // SALSOX_CELL_LANES=off).
+  // On the AVX-512 path, every slot as a lane (cell_lanes.hpp) where they number 5 to 32 and at
+  // most four, besides the item's own, hold 16 items or more.
   std::int32_t vectors = 0, nbig = 0;
   alignas(64) std::int64_t dc16[16] = {};
   std::int32_t big[4] = {};
@@ -204,18 +195,10 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
         cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, stride, cnt, lo, h + 1, dc16, d, big,
                                                                        old, lane, bsum, own);
       };
-      using B0 = std::false_type;
-      using B1 = std::true_type;
-      auto by_big = [&](auto g) {
-        if (nbig > 0) run(g, B1{});
-        else run(g, B0{});
-      };
-      switch (vectors) {
-        case 1: by_big(std::integral_constant<int, 1>{}); break;
-        case 2: by_big(std::integral_constant<int, 2>{}); break;
-        case 3: by_big(std::integral_constant<int, 3>{}); break;
-        default: by_big(std::integral_constant<int, 4>{}); break;
-      }
+      with_constant<1, 4>(vectors, [&](auto g) {
+        if (nbig > 0) run(g, std::true_type{});
+        else run(g, std::false_type{});
+      });
       std::copy(lane, lane + q, acc);
       for (std::int32_t u = 0; u < nbig; ++u) acc[big[u]] = bsum[u];
       if constexpr (kOwn) acc[old] = 0;
@@ -223,12 +206,10 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
       return;
     }
 #endif
-    // Taking every slot and the item's own, the own slot's plain cells are not needed (the
-    // caller puts `own` in its place): the slots before it, then those after it.
+    // With kAll and kOwn, the own slot's plain cells are skipped (`own` takes its place).
     const std::int32_t skip = kAll && kOwn ? old : q;
     const std::int32_t resume = kAll && kOwn ? old + 1 : q;
-    // Few slots (a small estimate, or the few whose column changed): their sums in registers,
-    // not added to memory, which chains every step on the last step's store.
+    // Few slots: their sums in registers (adds to memory chain every step on the last store).
     const std::int32_t taken = skip + (q - resume);
     if (taken <= kFewSlots) {
       std::int32_t pos[kFewSlots] = {}, col[kFewSlots] = {};
@@ -261,13 +242,7 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
         }
         for (std::int32_t u = 0; u < N; ++u) acc[pos[u]] = a[u];
       };
-      switch (taken) {
-        case 0: few(std::integral_constant<std::int32_t, 0>{}); break;
-        case 1: few(std::integral_constant<std::int32_t, 1>{}); break;
-        case 2: few(std::integral_constant<std::int32_t, 2>{}); break;
-        case 3: few(std::integral_constant<std::int32_t, 3>{}); break;
-        default: few(std::integral_constant<std::int32_t, 4>{}); break;
-      }
+      with_constant<0, kFewSlots>(taken, few);
       acc[q] = own;
       return;
     }
@@ -302,10 +277,9 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
   }
 }
 
-// dcell_fixed_[x] = dcell_[x] 2^s rounded, s the largest shift for which H terms of any size in
-// the table sum within 2^62 (no overflow whatever the counts). The rounding moves each term by at
-// most 2^-(s+1), a few ulps of the largest term times H: about what summing H doubles loses
-// (ex1's VI: s = 45, under 1.5e-14 a term), but the same in every order.
+// dcell_fixed_[x] = dcell_[x] 2^s rounded, s the largest shift for which H terms of any size
+// sum within 2^62. Rounding each term by at most 2^-(s+1) loses about what summing H doubles
+// does, but the same in every order.
 template <class Label, class Count>
 void CountTableState<Label, Count>::fix_cell_table() {
   double big = 0.0;

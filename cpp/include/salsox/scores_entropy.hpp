@@ -1,11 +1,9 @@
-// Scores of the entropy losses for CountTableState (count_table.hpp): NVI, ID and NID. Each
-// splits into per-draw sums evaluated once per item for all slots, plus a correction for the
-// few nonzero cells of the item's row (see for_each_nonzero).
+// Scores of the entropy losses for CountTableState (count_table.hpp): NVI, ID and NID, as per-draw
+// sums for all slots at once plus a correction for the few nonzero cells of the item's row.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include "simd.hpp"  // (SALSOX_SIMD_X86)
@@ -70,10 +68,7 @@ inline void CountTableState<Label, Count>::sort_slots() {
 // sum(2 - Hr/Hj) - He_k sum(1/Hj), and the nonzero cells are corrected one by one: on the AVX2
 // and AVX-512 paths, up to 32 slots, every slot as a lane of nvi_draws_avx2, the zero cells
 // masked out; otherwise visiting only the nonzero cells (for_each_nonzero). Both take the same
-// operations in each cell and add a slot's cells in the draws' order: the same bits. Lanes
-// do a division per slot, visits one per nonzero cell, but a visit costs more than a lane:
-// from a random start every slot holds some of a draw cluster, and even late in a run most of
-// a row's cells are nonzero (benchmarks/bench_ablation.py, cell_lanes).
+// operations in each cell and add a slot's cells in the draws' order: the same bits.
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
@@ -92,16 +87,9 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
     if (vectors > 0 && vectors <= kLaneVectors && lane_cells_) {
       at = 4 * vectors;
       sums = draw_chunks<P>(at + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
-        switch (vectors) {
-          case 1: nvi_draws_avx2<1>(i, lo, hi, ent, acc); break;
-          case 2: nvi_draws_avx2<2>(i, lo, hi, ent, acc); break;
-          case 3: nvi_draws_avx2<3>(i, lo, hi, ent, acc); break;
-          case 4: nvi_draws_avx2<4>(i, lo, hi, ent, acc); break;
-          case 5: nvi_draws_avx2<5>(i, lo, hi, ent, acc); break;
-          case 6: nvi_draws_avx2<6>(i, lo, hi, ent, acc); break;
-          case 7: nvi_draws_avx2<7>(i, lo, hi, ent, acc); break;
-          default: nvi_draws_avx2<8>(i, lo, hi, ent, acc); break;
-        }
+        with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
+          nvi_draws_avx2<decltype(v)::value>(i, lo, hi, ent, acc);
+        });
       });
     }
   }
@@ -128,27 +116,10 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
 }
 
 #if SALSOX_SIMD_X86
-// Four counts of a row as 32-bit integers (counts are below 2^31).
-template <class Count>
-SALSOX_TARGET_AVX2 inline __m128i nvi_counts4(const Count* p) {
-  if constexpr (sizeof(Count) == 1) {
-    std::int32_t w;
-    std::memcpy(&w, p, sizeof w);
-    return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(w));
-  } else if constexpr (sizeof(Count) == 2) {
-    return _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  } else {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  }
-}
-
-// score_nvi's sums over draws hi-1 down to lo with slots 0 .. 4V-1 as lanes: per draw the
-// scalar terms of for_draws' draw, then in every lane the nonzero-cell loop's operations, the
-// cell's table difference gathered (only in lanes whose cell is nonzero) and the lane's sum
-// kept in a register and added to only there. Writes the slots' sums to acc[0 .. 4V), then the
-// zero cells' constant terms and their 1 / Hj. Reads up to three counts
-// past the slots in use (inside the row, or the table's spare line after the last one); they
-// are masked.
+// score_nvi's sums over draws hi-1 down to lo with slots 0 .. 4V-1 as lanes, each doing the
+// nonzero-cell loop's operations where its cell is nonzero: the slots' sums into acc[0 .. 4V),
+// then the zero cells' constant terms and their 1 / Hj. Reads up to three counts past the
+// slots in use (inside the row, or the table's spare line after the last one); they are masked.
 template <class Label, class Count>
 template <int V>
 SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
@@ -181,12 +152,11 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64
     const __m256d Jv = _mm256_set1_pd(J), hrv = _mm256_set1_pd(t.hr), invv = _mm256_set1_pd(t.inv);
     const __m256d zc = _mm256_set1_pd(t.zero_const);
     for (int v = 0; v < V; ++v) {
-      const __m128i x = _mm_sub_epi32(nvi_counts4(row + 4 * v), at_dec[v]);
+      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), at_dec[v]);
       const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), keep[v]);
       const __m256d mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visit));
       const __m256d dcx = _mm256_mask_i32gather_pd(zero, dc, x, mask, 8);
-      // The scalar loop's cell, operation for operation: ent(J + dc[x]), nvi_of, and less the
-      // zero cell's term.
+      // The scalar loop's cell, operation for operation.
       const __m256d hjn = _mm256_max_pd(_mm256_sub_pd(lm, _mm256_mul_pd(_mm256_add_pd(Jv, dcx), inv_m)), zero);
       const __m256d ratio = _mm256_div_pd(_mm256_sub_pd(_mm256_add_pd(hrv, he[v]), hjn), hjn);
       const __m256d nvi = _mm256_andnot_pd(_mm256_cmp_pd(hjn, tiny, _CMP_LE_OQ), _mm256_max_pd(_mm256_sub_pd(one, ratio), zero));
@@ -218,16 +188,13 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
   const double* cells;
   const double* below_sums = nullptr;
   if (fixed_hr) {
-    // Scoring an allocated item (a scan), every draw entropy Hr is fixed by the state: the
-    // draws below each slot come from the sorted Hr (draw_entropies), not from a pass.
+    // A scan: every Hr is fixed, and the draws below each slot come from the sorted Hr.
     draw_entropies(ent);
     cells = cell_sums(i);
   } else {
     // An unallocated item joins its draw clusters, so Hr depends on it: one pass keeps each
-    // draw's Hr, by chunks of draws (draw_chunks), and sums per chunk the Hr at most each
-    // sorted He and counts them (threshold_sums; the sums, then from q + 1 the numbers).
-    // The cells are VI's exact sums, as in a scan. (One pass of both, with a bucket per draw
-    // added to in memory, was slower: docs/performance.md.)
+    // draw's Hr, by chunks of draws, and sums per chunk the Hr at most each sorted He and counts
+    // them (threshold_sums; the sums, then from q + 1 the numbers).
     const double* th = sorted_he_.data();
     below_sums = draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
                                                 SALSOX_INLINE {
@@ -260,9 +227,8 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
   }
 }
 
-// Every draw's entropy Hr with all items allocated (and 1 / Hr, 0 when negligible), by draw
-// and sorted, each draw's rank in that order, and the prefix sums of the sorted Hr; kept
-// until the draw sums D_h change (add, remove, release_slot, restore, clear).
+// Every draw's entropy Hr (and 1 / Hr, 0 when negligible), by draw and sorted, each draw's
+// rank, and the prefix sums of the sorted Hr; kept until the draw sums D_h change.
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& ent) {
   if (hr_valid_) return;
@@ -303,16 +269,13 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   const double* inv_he = inv_he_.data();
   const std::int32_t q = q_;
   auto cell = [&](double* acc, std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
-    // With top = max(Hr, He) and low = min(Hr, He), NID = (Hj - low) / top (0 when top is
-    // negligible, where 1 / top is stored as 0; the loss's clamp at 0 never acts, a joint
-    // entropy being at least either marginal). In a cell the item joins, Hj is lower than
-    // in a zero cell by dcell(x) / m: the correction is -dcell(x) / (m top).
+    // NID = (Hj - min(Hr, He)) / top, top = max(Hr, He) (1 / top stored as 0 when negligible).
+    // In a cell the item joins, Hj is lower than in a zero cell by dcell(x) / m.
     acc[k] += vselect(hr > he[k], inv_hr, inv_he[k]) * dc[x];
   };
-  // Both passes sum by chunks of draws (draw_chunks): first the cells of the slots 0..q (the
-  // new cluster's staying 0; `width` of them, whole vectors with lanes), then, scoring an
-  // unallocated item, the three sums split by each He. On the AVX2 and AVX-512 paths, up to
-  // 31 slots, every slot is a lane of nid_draws_avx2 (see score_nvi: the same bits).
+  // Both passes sum by chunks of draws: first the cells of the slots 0..q (`width` of them,
+  // whole vectors with lanes), then, scoring an unallocated item, the three sums split by each
+  // He. On the AVX2 and AVX-512 paths, up to 31 slots, every slot is a lane of nid_draws_avx2.
   const std::int32_t slots = q + 1;
   const std::int32_t vectors = (slots + 3) / 4;
   bool lanes = false;
@@ -322,9 +285,8 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   const std::int32_t width = lanes ? 4 * vectors : slots;
   const double* sums;
   if (old_ >= 0) {
-    // A scan: every Hr is fixed by the state (draw_entropies), and the draws of a bucket are
-    // a run of the draws sorted by Hr. The pass records each draw's Hj at its rank; the
-    // bucket sums are then taken in rank order.
+    // A scan: every Hr is fixed (draw_entropies), and a bucket's draws are a run of the draws
+    // sorted by Hr: the pass records each draw's Hj at its rank, summed after in rank order.
     draw_entropies(ent);
     hj_by_rank_.resize(static_cast<std::size_t>(d_.H));
     double* hj_at = hj_by_rank_.data();
@@ -333,7 +295,10 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     const double* inv_hr_of = inv_hr_draw_.data();
     sums = draw_chunks<P>(width, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
 #if SALSOX_SIMD_X86
-      if (lanes) return nid_lanes<true>(vectors, i, lo, hi, ent, acc, hj_at);
+      if (lanes)
+        return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
+          nid_draws_avx2<decltype(v)::value, true>(i, lo, hi, ent, acc, hj_at);
+        });
 #endif
       for_draws(i, lo, hi, [&](double, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
         hj_at[rank[h]] = ent(J);
@@ -359,15 +324,16 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
       bucket_c_[b] = sc;
     }
   } else {
-    // Scoring an unallocated item, the pass also keeps each draw's Hr and its three terms
-    // (Hj - Hr, Hj / Hr, 1 / Hr; kNidTerms apart), and per chunk sums the first over the draws
-    // with Hr at most each sorted He, the others over the draws above (threshold_split_sums).
+    // An unallocated item: the pass also keeps each draw's terms (nid_terms), split per chunk
+    // by each sorted He (threshold_split_sums).
     sums = draw_chunks<P>(width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
                                                  SALSOX_INLINE {
       alignas(64) double terms[4 * kNidTerms];
 #if SALSOX_SIMD_X86
       if (lanes) {
-        nid_lanes<false>(vectors, i, lo, hi, ent, acc, terms);
+        with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
+          nid_draws_avx2<decltype(v)::value, false>(i, lo, hi, ent, acc, terms);
+        });
       } else
 #endif
       {
@@ -419,30 +385,10 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   }
 }
 
-
 #if SALSOX_SIMD_X86
-template <class Label, class Count>
-template <bool kAlloc>
-inline void CountTableState<Label, Count>::nid_lanes(std::int32_t vectors, std::int64_t i, std::int64_t lo,
-                                                      std::int64_t hi, const EntropyScale& ent, double* acc,
-                                                      double* hj_at) const {
-  switch (vectors) {
-    case 1: return nid_draws_avx2<1, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    case 2: return nid_draws_avx2<2, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    case 3: return nid_draws_avx2<3, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    case 4: return nid_draws_avx2<4, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    case 5: return nid_draws_avx2<5, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    case 6: return nid_draws_avx2<6, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    case 7: return nid_draws_avx2<7, kAlloc>(i, lo, hi, ent, acc, hj_at);
-    default: return nid_draws_avx2<8, kAlloc>(i, lo, hi, ent, acc, hj_at);
-  }
-}
-
 // score_nid's passes over draws hi-1 down to lo with slots 0 .. 4V-1 as lanes (see
-// nvi_draws_avx2): each draw's scalar terms as in score_nid's loops (kAlloc: a scan's, Hj
-// recorded at the draw's rank in hj_at; else an unallocated item's, kept in hj_at by
-// nid_terms), then in every lane whose cell is nonzero the cell loop's weight times the cell's
-// gathered table difference, added to the lane's sum in a register.
+// nvi_draws_avx2): each draw's terms as in score_nid's loops (kAlloc: a scan's, Hj at the draw's
+// rank in hj_at; else an unallocated item's nid_terms in hj_at), then the cell loop per lane.
 template <class Label, class Count>
 template <int V, bool kAlloc>
 SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64_t i, std::int64_t lo,
@@ -480,7 +426,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
     }
     const __m256d hrv = _mm256_set1_pd(hr), inv_hrv = _mm256_set1_pd(inv_hr);
     for (int v = 0; v < V; ++v) {
-      const __m128i x = _mm_sub_epi32(nvi_counts4(row + 4 * v), at_dec[v]);
+      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), at_dec[v]);
       const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), keep[v]);
       const __m256d mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visit));
       const __m256d dcx = _mm256_mask_i32gather_pd(zero, dc, x, mask, 8);

@@ -1,10 +1,7 @@
-// Score of the omARI loss for CountTableState (count_table.hpp): every cell of the item's row
-// evaluated densely, one division each.
+// Score of the omARI loss for CountTableState (count_table.hpp).
 #pragma once
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "simd.hpp"  // (SALSOX_SIMD_X86)
 #if SALSOX_SIMD_X86
@@ -16,11 +13,9 @@
 
 namespace salsox {
 
-// omARI has no such split (its denominator mixes draw and slot), so every cell is evaluated
-// densely (cheaper than picking out the nonzero cells), with one division each: with B/N
-// hoisted per slot, the expected index costs a product. Each slot is a SIMD lane (simd.hpp):
-// on the wide paths the slots are padded to whole vectors, so that the division loop has no
-// scalar remainder; the padded lanes are computed and dropped.
+// omARI's denominator mixes draw and slot, so every cell is evaluated densely, one division
+// each, B/N hoisted per slot. Each slot is a SIMD lane: on the wide paths the slots are padded
+// to whole vectors (no scalar remainder); the padded lanes are computed and dropped.
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* out) {
@@ -47,11 +42,8 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
     const double zero = static_cast<double>(denom == 0.0);
     return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));
   };
-  // Summed by chunks of draws (draw_chunks), so that threads inside the run or idle threads of
-  // the search split the draws, each reading its own rows once (split by slots instead, every
-  // thread read every row, and two of them were all a 16-slot score could use on AVX-512).
-  // Each chunk gathers the joint sums into its own scratch: that keeps the division loop free
-  // of table lookups.
+  // Summed by chunks of draws (draw_chunks); each chunk gathers the joint sums into its own
+  // scratch, keeping the division loop free of table lookups.
   const auto w = static_cast<std::size_t>(lanes);
   const std::int64_t chunks = (d_.H + kDrawChunk - 1) / kDrawChunk;
   if (e_x_.size() < static_cast<std::size_t>(chunks) * w) e_x_.resize(static_cast<std::size_t>(chunks) * w);
@@ -64,18 +56,10 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
       // the draws in each slot's sum, so the same bits as the loop after it.
       const std::int32_t vectors = (slots + 3) / 4;
       const double* fused = draw_chunks<P>(lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
-        for (std::int32_t v = 0; v < vectors; v += 8) {
-          switch (std::min(8, vectors - v)) {
-            case 1: omari_draws_avx2<1>(i, lo, hi, v, acc); break;
-            case 2: omari_draws_avx2<2>(i, lo, hi, v, acc); break;
-            case 3: omari_draws_avx2<3>(i, lo, hi, v, acc); break;
-            case 4: omari_draws_avx2<4>(i, lo, hi, v, acc); break;
-            case 5: omari_draws_avx2<5>(i, lo, hi, v, acc); break;
-            case 6: omari_draws_avx2<6>(i, lo, hi, v, acc); break;
-            case 7: omari_draws_avx2<7>(i, lo, hi, v, acc); break;
-            default: omari_draws_avx2<8>(i, lo, hi, v, acc); break;
-          }
-        }
+        for (std::int32_t v = 0; v < vectors; v += 8)
+          with_constant<1, 8>(vectors - v, [&](auto n) SALSOX_INLINE {
+            omari_draws_avx2<decltype(n)::value>(i, lo, hi, v, acc);
+          });
       });
       std::copy(fused, fused + slots, out);
       return;
@@ -96,13 +80,10 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
 }
 
 #if SALSOX_SIMD_X86
-// score_omari's sums over draws hi-1 down to lo for slots 4 first .. 4 (first + V) - 1, in one
-// pass per draw: the row's counts converted four at a time (a cell's pair-count increment is
-// its count, cells_are_counts_), the cell's value and its sum kept in registers across the
-// draws. The loop of score_omari instead gathered each cell through a table, then stored and
-// reloaded every slot's sum per draw: about 120 instructions per draw of a 10-slot score
-// against a division loop that needs a few dozen. Reads up to three counts past the slots in
-// use (inside the row, or the table's slack line after the last one); they are masked.
+// score_omari's sums over draws hi-1 down to lo for slots 4 first .. 4 (first + V) - 1: the
+// row's counts converted four at a time (a cell's pair-count increment is its count,
+// cells_are_counts_), the sums kept in registers across the draws. Reads up to three counts
+// past the slots in use (inside the row, or the table's slack line after the last); masked.
 template <class Label, class Count>
 template <int V>
 SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
@@ -148,8 +129,7 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int
 }
 #endif
 
-// The omARI score on the state's path: the AVX-512 path runs the AVX2 score (an AVX-512 build
-// of it gained too little to keep, docs/performance.md).
+// The omARI score on the state's path (the AVX-512 path runs the AVX2 score).
 template <class Label, class Count>
 void CountTableState<Label, Count>::score_omari_paths(std::int64_t i, double* out) {
 #if SALSOX_SIMD_X86

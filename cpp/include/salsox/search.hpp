@@ -11,11 +11,8 @@
 #include <chrono>
 #include <cstdint>
 #include <algorithm>
-#include <exception>
-#include <functional>
 #include <limits>
 #include <mutex>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -53,12 +50,10 @@ struct SearchOptions {
   // clusters holding them are never dissolved; given starts must agree with them.
   const std::int32_t* fixed = nullptr;
   std::int32_t n_fixed = 0;
-  // Threads inside each run (over draws), for states that support it: 0 lets the threads
-  // with no run (left) help the runs still going (see Crew), 1 disables, more opens a
-  // parallel region of that many threads per loop in every run.
+  // Threads inside each run (over draws): 0 lets the threads with no run left help the runs
+  // still going (Crew), 1 disables, more opens a parallel region of that many per loop.
   int inner_threads = 0;
-  // Tests only: record each zealous round (labels at its start, members of each cluster
-  // tried) and how far the kept per-draw sums drifted from the tables (see RunResult).
+  // Tests only: record the zealous rounds and the sums' drift (see RunResult).
   bool debug = false;
 };
 
@@ -75,10 +70,8 @@ struct RunResult {
   std::int32_t zealous_accepts = 0;
   double seconds = 0.0;
   int threads = 1;  // the most threads a pass over the draws had inside this run
-  // With SearchOptions::debug: the largest relative difference between the state's kept
-  // per-draw sums and a recomputation from its tables at the end of the run (0 if it keeps
-  // none), and per zealous round the labels at its start and the members of each cluster
-  // tried (round index in zealous_round).
+  // With SearchOptions::debug: the state's sums_drift at the end of the run, and per zealous
+  // round the labels at its start and the members of each cluster tried (round in zealous_round).
   double sums_drift = 0.0;
   int score_threads = 1;  // the most threads a score pass had (debug)
   std::vector<std::vector<std::int32_t>> zealous_starts;
@@ -123,9 +116,8 @@ class SalsoRun {
     } else {
       initialise_randomly();
     }
-    // Sweeten, then try zealous updates; an accepted zealous update moves to a new region
-    // that is not yet locally optimal, so sweeten and try again until nothing improves, or
-    // until the run has made max_scans scans (a cap per run, as in R).
+    // Sweeten, then try zealous updates, until nothing improves or the run has made max_scans
+    // scans (a cap per run, as in R).
     const bool capped = opts_.max_scans > 0;
     for (;;) {
       res.scans += sweeten(capped ? opts_.max_scans - res.scans : -1);
@@ -147,17 +139,10 @@ class SalsoRun {
   }
 
  private:
-  // Best slot for unallocated item i among occupied slots and a new cluster (never beyond the
+  // Best slot, from an item's scores_, among occupied slots and a new cluster (never beyond the
   // cluster cap). `hole` is a slot left empty by the item's removal; it stands for the new one.
   // Ties go to `keep` (the item's previous slot), so an item moves only for a strict
   // improvement and scans cannot cycle.
-  std::int32_t choose(std::int64_t i, std::int32_t hole, std::int32_t keep) {
-    control_.poll();
-    st_.score(i, scores_.data());
-    return pick(hole, keep);
-  }
-
-  // The choice of `choose` from scores_ already computed.
   std::int32_t pick(std::int32_t hole, std::int32_t keep) {
     const std::int32_t q = st_.slots();
     std::int32_t best = -1;
@@ -174,11 +159,8 @@ class SalsoRun {
       best = hole >= 0 ? hole : q;
       best_score = scores_[q];
     }
-    if (best < 0) {
-      // Memory safety: every score was NaN (an overflowing loss) and the cap forbids a new
-      // cluster. Fall back to a valid slot rather than return -1 (found by ASan).
+    if (best < 0)  // every score was NaN (an overflowing loss) and the cap forbids a new cluster
       best = keep >= 0 ? keep : (hole == 0 ? 1 : 0);
-    }
     if (keep >= 0 && keep != best) {
       const double kept = keep == hole ? scores_[q] : scores_[keep];
       if (kept <= best_score) best = keep;
@@ -191,8 +173,7 @@ class SalsoRun {
   // With `singletons`, the first free items in the order open clusters up to the cap (R's option).
   void initialise_sequentially(bool singletons) {
     st_.clear();
-    // The permutation is drawn over all items whether or not some are fixed, so that with no
-    // fixed item the random stream (and the estimate) is exactly that of a plain search.
+    // Drawn over all items, fixed or not: with no fixed item, the random stream of a plain search.
     rng_.permutation(order_, static_cast<std::size_t>(st_.n()));
     if (opts_.fixed) {
       // Fixed clusters first, in label order: item i of fixed cluster f opens slot f (labels
@@ -209,9 +190,8 @@ class SalsoRun {
     allocate_in_turn(free_);
   }
 
-  // Allocates the unallocated items one after another in the given order, each to its best slot
-  // (`choose`). A state with add_score takes each item's table update together with the next
-  // item's score (one pass over the draws instead of two); the partition is the same.
+  // Allocates the unallocated items in the given order, each to its best slot. A state with
+  // add_score takes each item's table update with the next item's score, in one pass.
   void allocate_in_turn(const std::vector<std::int64_t>& items) {
     if (items.empty()) return;
     control_.poll();
@@ -250,10 +230,8 @@ class SalsoRun {
   // Reallocates item i; returns whether the partition changed.
   bool reallocate(std::int64_t i) {
     if constexpr (has_move<State>::value) {
-      // Scored in place; the table is touched only when the item moves. An item that chose to
-      // stay when the state was the one it is now would choose the same again (same scores,
-      // ties keep it): it is skipped, which leaves the search exactly as it was, only faster
-      // (typically the end of a scan's last pass).
+      // Scored in place. An item that chose to stay when the state was the one it is now would
+      // choose the same again (ties keep it): it is skipped, with the same result.
       if (stayed_[i] == version_) return false;
       const std::int32_t old = st_.label(i);
       const std::int32_t hole = st_.size(old) == 1 ? old : -1;
@@ -272,7 +250,9 @@ class SalsoRun {
     const std::int32_t old = st_.label(i);
     st_.remove(i);
     const std::int32_t hole = st_.size(old) == 0 ? old : -1;
-    const std::int32_t k = choose(i, hole, old);
+    control_.poll();
+    st_.score(i, scores_.data());
+    const std::int32_t k = pick(hole, old);
     st_.add(i, k);
     if (hole >= 0 && k != hole) st_.close_slot(hole);
     return k != old;
@@ -297,8 +277,6 @@ class SalsoRun {
     return scans;
   }
 
-  // Running sums kept by the state are recomputed from its tables after every scan and
-  // zealous round that changed them, so their rounding does not grow with the run's length.
   void refresh_sums() {
     if constexpr (has_refresh<State>::value) st_.refresh_sums();
   }
@@ -307,10 +285,8 @@ class SalsoRun {
     const std::int32_t q0 = st_.slots();
     std::vector<std::int32_t> clusters;
     rng_.permutation(clusters, static_cast<std::size_t>(q0));
-    // Each cluster is followed through the round by one of its items: an update moves only
-    // the members of the cluster it tries (the others only gain items), while an accepted
-    // update, an undo or a closed slot renumbers the slots; the slot holding that item is the
-    // cluster's, whatever its number by then. So no cluster is tried twice or skipped.
+    // Each cluster is followed through the round by one of its items (an update moves only the
+    // members of the cluster it tries, but renumbers slots), so none is tried twice or skipped.
     std::vector<std::int64_t> holder(static_cast<std::size_t>(q0), -1);
     for (std::int64_t i = st_.n() - 1; i >= 0; --i) holder[st_.label(i)] = i;
     const auto round = static_cast<std::int32_t>(res.zealous_starts.size());
@@ -364,9 +340,8 @@ class SalsoRun {
             continue;
           }
         }
-        // Undo: take the members out again (slots they opened are the last ones and empty
-        // out) and put the cluster back together in the last slot: the same partition, without
-        // rebuilding the tables.
+        // Undo: take the members out again (the slots they opened empty out) and put the cluster
+        // back together in the last slot.
         for (std::int64_t i : members) st_.remove(i);
         while (st_.slots() > q_before - 1) st_.close_slot(st_.slots() - 1);
         for (std::int64_t i : members) st_.add(i, q_before - 1);
@@ -394,8 +369,7 @@ class SalsoRun {
 };
 
 // How run_salso builds its per-thread states: Serial for states whose construction may call
-// back into Python; Parallel, each on its own thread, for the built-in ones (one after another,
-// every run waits for all the states, and every table is first touched by the calling thread).
+// back into Python; Parallel, each on its own thread (first touched there), for the built-in ones.
 enum class StateBuild { Serial, Parallel };
 
 // Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream
@@ -414,8 +388,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   if (threads > opts.n_runs) threads = static_cast<int>(opts.n_runs);
   threads = usable_threads(threads);
 
-  // States are built up front, so an allocation failure surfaces before any run starts, and
-  // each thread reuses its state for all of its runs.
+  // States are built up front, so an allocation failure surfaces before any run starts.
   std::vector<decltype(make_state())> states(static_cast<std::size_t>(threads));
   if (build == StateBuild::Parallel && threads > 1)
     parallel_for(threads, threads, nullptr, [&](std::int64_t t, int) { states[static_cast<std::size_t>(t)] = make_state(); });
@@ -425,10 +398,7 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   bool nested = false;  // whether runs open parallel regions inside (see below)
   Helping helping;
   if constexpr (has_set_threads<State>::value) {
-    // By default threads help each other's runs (see Crew): a thread with no run left, or
-    // with none to start with when there are fewer runs than n_jobs, serves the loops of the
-    // runs still going. inner_threads > 1 instead opens a parallel region of that many threads
-    // per loop in every run; 1 keeps every run on its own thread.
+    // By default threads help each other's runs (Crew), including n_jobs beyond the runs.
     int inner = opts.inner_threads;
     if (inner <= 0) {
       helping.on = true;
@@ -474,9 +444,8 @@ SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor 
   };
   {
 #ifdef _OPENMP
-    // Threads inside a run open a parallel region inside the runs' one: libgomp allows one
-    // active level unless told otherwise, and would run them on one thread. Raised for this
-    // search only, and put back.
+    // Threads inside a run open a region nested in the runs' one: libgomp allows one active
+    // level unless told otherwise. Raised for this search only.
     const int levels = omp_get_max_active_levels();
     const bool raise = threads > 1 && nested && levels < 2;
     if (raise) omp_set_max_active_levels(2);

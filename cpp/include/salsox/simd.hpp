@@ -1,17 +1,13 @@
-// Runtime choice of the instruction set for the compute-bound scores (omARI, NVI, ID, NID; see
-// scores_omari.hpp and scores_entropy.hpp). The build takes no -march flag, so that a wheel
-// runs on any x86-64 CPU: the kernels are compiled once per path from the same source, the
-// wider ones under __attribute__((target(...))), and each count-table state picks the path
-// when it is built. The scores have a baseline and an AVX2 build; the AVX-512 path runs the
-// AVX2 scores and adds only the cell-sum lanes of cell_lanes.hpp (an AVX-512 kernel stays only
-// while it gains 20% over AVX2 on a row: benchmarks/bench_ablation.py, docs/performance.md).
+// Runtime choice of the instruction set for the compute-bound scores. The build takes no -march
+// flag, so that a wheel runs on any x86-64 CPU: the kernels are compiled once per path, the
+// wider ones under __attribute__((target(...))), and each state picks its path when built. The
+// AVX-512 path runs the AVX2 scores plus the cell-sum lanes of cell_lanes.hpp.
 //
 // Every path gives the same bits: each SIMD lane is a different candidate slot, so a slot's
 // sums are accumulated in the same order as on the baseline path, and the build passes
 // -ffp-contract=off so that no path fuses a multiply and an add (AVX-512F brings FMA).
-//
-// SALSOX_SIMD forces a path (options.hpp); by default a search takes the widest the CPU runs.
 #pragma once
+#include <type_traits>
 #include <vector>
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -20,6 +16,14 @@
 #define SALSOX_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2")))
 #else
 #define SALSOX_SIMD_X86 0
+#endif
+
+// The per-draw bodies of the passes are lambdas called once per draw; compilers that would
+// otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
+#if defined(__GNUC__) || defined(__clang__)
+#define SALSOX_INLINE __attribute__((always_inline))
+#else
+#define SALSOX_INLINE
 #endif
 
 namespace salsox {
@@ -49,6 +53,16 @@ inline bool simd_supported(SimdPath p) {
 #else
   return false;
 #endif
+}
+
+// f(std::integral_constant<int, V>{}) for V = v clamped to [Lo, Hi]: a kernel's vector count,
+// known at run time, as the constant its registers are sized by.
+template <int Lo, int Hi, class F>
+SALSOX_INLINE inline void with_constant(int v, const F& f) {
+  if constexpr (Lo < Hi) {
+    if (v > Lo) return with_constant<Lo + 1, Hi>(v, f);
+  }
+  f(std::integral_constant<int, Lo>{});
 }
 
 // The paths this CPU (and this build) can run, narrowest first.

@@ -1,10 +1,6 @@
-// Sums split by a few thresholds, for ID's and NID's scores of an unallocated item (score_id
-// and score_nid in scores_entropy.hpp): per slot, sums over the draws whose entropy Hr is at
-// most that slot's estimate entropy, or above it. Summed over the draws in eight lanes on every
-// path, a few thresholds at a time: one pass with a bucket per draw added to memory waited on
-// the store of the draw before whenever two draws shared a bucket (a fifth of ex1's ID search).
-//
-// Lane j takes the values t = j, j + 8, ... in order, and the lanes are added as
+// Sums split by a few thresholds, for ID's and NID's scores of an unallocated item: per slot,
+// sums over the draws whose entropy Hr is at most that slot's estimate entropy, or above it.
+// Lane j of eight takes the values t = j, j + 8, ... in order, and the lanes are added as
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the same bits on every path.
 #pragma once
 #include <cstdint>
@@ -42,21 +38,8 @@ inline void threshold_sums_baseline(const double* x, std::int64_t n, const doubl
 }
 
 #if SALSOX_SIMD_X86
-// group(std::integral_constant<int, G>, p) for thresholds p .. p + G - 1: four at a time, then
-// the rest (each group's sums kept in registers across the values).
-template <class Group>
-inline void in_threshold_groups(std::int32_t m, const Group& group) {
-  std::int32_t p = 0;
-  for (; p + 4 <= m; p += 4) group(std::integral_constant<int, 4>{}, p);
-  switch (m - p) {
-    case 3: group(std::integral_constant<int, 3>{}, p); break;
-    case 2: group(std::integral_constant<int, 2>{}, p); break;
-    case 1: group(std::integral_constant<int, 1>{}, p); break;
-    default: break;
-  }
-}
-
-// Lanes 0-3 in one vector, 4-7 in the other.
+// Thresholds th[0..G), their sums kept in registers across the values; lanes 0-3 in one
+// vector, 4-7 in the other.
 template <int G>
 SALSOX_TARGET_AVX2 inline void threshold_group_avx2(const double* x, std::int64_t n, const double* th, double* sum,
                                                     double* count) {
@@ -87,11 +70,13 @@ SALSOX_TARGET_AVX2 inline void threshold_group_avx2(const double* x, std::int64_
   }
 }
 
+// Four thresholds at a time, then the rest.
 inline void threshold_sums_avx2(const double* x, std::int64_t n, const double* th, std::int32_t m, double* sum,
                                 double* count) {
-  in_threshold_groups(m, [&](auto group, std::int32_t p) {
-    threshold_group_avx2<decltype(group)::value>(x, n, th + p, sum + p, count + p);
-  });
+  for (std::int32_t p = 0; p < m; p += 4)
+    with_constant<1, 4>(m - p, [&](auto g) {
+      threshold_group_avx2<decltype(g)::value>(x, n, th + p, sum + p, count + p);
+    });
 }
 #endif
 
