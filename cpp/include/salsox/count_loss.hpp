@@ -17,8 +17,7 @@ namespace salsox {
 
 enum class LossKind { Binder, VI, OMARI, NVI, ID, NID, Tabulated };
 
-// Whether the count-table search scores a loss of this kind through per-slot cell sums
-// (CountTableState::cell_sums), which it may cache per item.
+// Whether the count-table search scores a loss of this kind through cell sums (cacheable).
 inline bool scores_by_cell_sums(LossKind kind) {
   return kind == LossKind::VI || kind == LossKind::Tabulated || kind == LossKind::ID;
 }
@@ -67,13 +66,10 @@ struct CountLoss {
       case LossKind::Binder:
         L.g_draw = L.g_est = L.g_cell = tab([](double x) { return x * x; });
         break;
-      case LossKind::VI:
-        L.g_draw = L.g_est = L.g_cell = tab([](double x) { return xlog2x(x); });
-        break;
       case LossKind::OMARI:
         L.g_draw = L.g_est = L.g_cell = tab([](double x) { return x * (x - 1) / 2; });
         break;
-      default:  // NVI, ID, NID: entropies
+      default:  // VI, NVI, ID, NID: entropies
         L.g_draw = L.g_est = L.g_cell = tab([](double x) { return xlog2x(x); });
     }
     return L;

@@ -212,7 +212,7 @@ class CountTable {
            8.0 * static_cast<double>(members) * static_cast<double>(d_.H) * kCacheLine;
   }
 
-  // Saves the table and the allocation for restore(). Restored columns get their snapshot
+  // Saves the table and the allocation for restore(), which gives the columns their snapshot
   // versions back: values read before it are valid again, those since never (the clock goes on).
   void snapshot() {
     snap_cnt_.assign(cnt_, cnt_ + static_cast<std::size_t>(d_.rows * stride_));

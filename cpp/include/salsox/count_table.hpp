@@ -78,20 +78,15 @@ class CountTableState : public CountTable<Label, Count> {
   void clear() {
     hr_valid_ = false;
     Table::clear();
-    if (track_stats_) {
-      std::fill(D_.begin(), D_.end(), 0.0);
-      std::fill(J_.begin(), J_.end(), 0.0);
-    }
+    std::fill(D_.begin(), D_.end(), 0.0);  // (empty without per-draw sums)
+    std::fill(J_.begin(), J_.end(), 0.0);
     E_ = 0.0;
   }
 
   // Replaces the state by the complete allocation `labels` (slots 0..max). With per-draw sums,
   // item by item (add), to keep their rounding.
   void rebuild(const std::vector<std::int32_t>& labels) {
-    if (!track_stats_) {
-      hr_valid_ = false;
-      return Table::rebuild(labels);
-    }
+    if (!track_stats_) return Table::rebuild(labels);
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
     this->set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
@@ -122,8 +117,7 @@ class CountTableState : public CountTable<Label, Count> {
 
   using Table::close_slot;
 
-  // CountTable::move, with the per-draw cell sums (the draw-side sums do not change: the item
-  // stays in its draw clusters).
+  // CountTable::move, with the per-draw cell sums (the item stays in its draw clusters).
   void move(std::int64_t i, std::int32_t k) {
     if (!track_stats_) return Table::move(i, k);
     const std::int32_t old = est_[i];
@@ -209,8 +203,7 @@ class CountTableState : public CountTable<Label, Count> {
   // Recomputes the running sums from the table, so that their rounding does not build up.
   void refresh_sums();
 
-  // The largest difference between a kept sum and its recomputation, relative to
-  // max(1, recomputed) (0 for additive losses). For tests.
+  // The largest relative difference between a kept sum and its recomputation (for tests).
   double sums_drift() const;
 
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
@@ -220,16 +213,14 @@ class CountTableState : public CountTable<Label, Count> {
   // The same for allocated item i, as if removed first, without touching the table.
   void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }
 
-  // add(i, k), then score(next, out): the same table and scores. For VI and the tabulated
-  // losses the table update is made in the score's pass over the draws (scores_binder_vi.hpp).
+  // add(i, k), then score(next, out), the table update made in the score's pass where it can.
   void add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out);
 
   // The expected loss of the current allocation, from scratch (no incremental rounding).
   double expected_loss() const;
 
  private:
-  // A row's allocated items and cell sum g_cell, and whether its zero cells may be skipped
-  // (count_table_sums.hpp).
+  // A row's allocated items and cell sum g_cell, and whether its zero cells may be skipped.
   void row_cell_sums(const Count* row, bool skip_zeros, std::int64_t& s, double& J) const;
   bool skip_zero_cells() const;
   // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
@@ -237,9 +228,8 @@ class CountTableState : public CountTable<Label, Count> {
   double fresh_est_sum() const;
   void fresh_draw_sums(std::int64_t h, double& D, double& J) const;
 
-  // Scoring context: `old_` is the slot item i is virtually removed from (-1: i unallocated);
-  // Es_ and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size
-  // without i.
+  // Scoring context: `old_` is the slot item i is virtually removed from (-1: unallocated); Es_
+  // and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size without i.
   void score_as(std::int64_t i, std::int32_t old, double* out) {
     old_ = old;
     Es_ = old >= 0 ? E_ - dest_[size_[old] - 1] : E_;
@@ -254,8 +244,7 @@ class CountTableState : public CountTable<Label, Count> {
   }
   std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
 
-  // The scores of each loss family, each family compiled in a translation unit of its own
-  // (cpp/bindings/table_scores_*.cpp).
+  // The scores of each loss family, compiled in a unit of its own (cpp/bindings/table_scores_*.cpp).
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
@@ -275,10 +264,6 @@ class CountTableState : public CountTable<Label, Count> {
   SALSOX_TARGET_AVX2 void score_entropy_avx2(std::int64_t i, double* out);
 #endif
   template <SimdPath P>
-  static std::int32_t padded_slots(std::int32_t s) {
-    return P == SimdPath::Baseline ? s : (s + simd_width(P) - 1) / simd_width(P) * simd_width(P);
-  }
-  template <SimdPath P>
   SALSOX_INLINE void score_omari(std::int64_t i, double* out);
 #if SALSOX_SIMD_X86
   template <int V>
@@ -295,9 +280,8 @@ class CountTableState : public CountTable<Label, Count> {
   void draw_entropies(const EntropyScale& ent);
   template <SimdPath P>
   SALSOX_INLINE void score_nid(std::int64_t i, double* out);
-  // Whether NVI's and NID's scores take every slot as a lane on the AVX2 and AVX-512 paths,
-  // up to kLaneVectors vectors of four slots (scores_entropy.hpp), and the cell sums on the
-  // AVX-512 path (cell_lanes.hpp; EngineOptions::cell_lanes).
+  // Whether NVI's and NID's scores take every slot as a lane, up to kLaneVectors vectors of four
+  // slots, and the cell sums on the AVX-512 path (EngineOptions::cell_lanes).
   static constexpr std::int32_t kLaneVectors = 8;
   bool lane_cells_ = true;
 #if SALSOX_SIMD_X86

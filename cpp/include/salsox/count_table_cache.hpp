@@ -8,10 +8,9 @@
 namespace salsox {
 
 // cell_sums from the sums cached at item i's last score for the slots whose column has not
-// changed since (a slot's sum reads only that slot's column): after a move, a scan recomputes
-// two slots of each item, not all. Recomputed sums come from the same pass as without the
-// cache: the same bits. The slot an allocated item is in caches its sum one lower (`own`); an
-// item cannot leave or join a slot without its version changing, so the kind always matches.
+// changed since: after a move, a scan recomputes two slots of each item. Recomputed sums come
+// from the same pass as without the cache: the same bits. An item's own slot caches its sum one
+// lower (`own`); an item cannot leave or join a slot without its version changing.
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
   if (cache_val_.empty()) {

@@ -1,5 +1,4 @@
-// Rows of the count tables of CountTableState (count_table.hpp): the bytes a state takes, and
-// the walk over an item's rows across the draws.
+// CountTableState's footprint, and its walk over an item's rows (count_table.hpp).
 #pragma once
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,4 @@
-// The sums of CountTableState (count_table.hpp) taken from scratch: the expected loss it
-// reports, and the recomputation of the running sums.
+// CountTableState's sums from scratch: its expected loss and its running sums (count_table.hpp).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -40,17 +39,12 @@ template <class Label, class Count>
 inline void CountTableState<Label, Count>::row_cell_sums(const Count* row, bool skip_zeros, std::int64_t& s,
                                                         double& J) const {
   const double* g = loss_.g_cell.data();
-  if (skip_zeros) {
-    for_each_nonzero(row, q_, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
-      s += row[k];
-      J += g[row[k]];
-    });
-    return;
-  }
-  for (std::int32_t k = 0; k < q_; ++k) {
+  auto cell = [&](std::int32_t k) SALSOX_INLINE {
     s += row[k];
     J += g[row[k]];
-  }
+  };
+  if (skip_zeros) return for_each_nonzero(row, q_, -1, nullptr, cell);
+  for (std::int32_t k = 0; k < q_; ++k) cell(k);
 }
 
 // Whether row_cell_sums skips the zero cells: from 8 slots (below, the plain loop costs less)

@@ -100,18 +100,16 @@ class StopControl {
   }
 };
 
-// Whether the threads of a search help each other (Crew), with `extra` threads beyond the
-// runners (a search with fewer runs than threads).
+// Whether the threads of a search help each other (Crew), and threads beyond the runners.
 struct Helping {
   bool on = false;
   int extra = 0;
 };
 
-// Hands runs 0..n_runs-1 out one at a time to `threads` threads, so that Ctrl-C or a time
-// budget stops handing them out at once. run_one(r, thread) does run r and returns false to
-// stop. A SearchAborted ends the thread's runs; any other exception stops the search and is
-// rethrown after the parallel region. With `helping` on, a thread with no run left helps the
-// others' runs (found through Crew::here()); the calling thread keeps polling `control`.
+// Hands runs 0..n_runs-1 out one at a time to `threads` threads, so that Ctrl-C or a time budget
+// stops at once. run_one(r, thread) does run r, false to stop. A SearchAborted ends the thread's
+// runs; any other exception stops the search and is rethrown after the parallel region. With
+// `helping` on, a thread with no run left helps the others' runs (found through Crew::here()).
 template <class RunOne>
 void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne&& run_one,
                   Helping helping = {}) {

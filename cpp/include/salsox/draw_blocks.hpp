@@ -1,6 +1,5 @@
-// The contingency tables of an estimate against a block of a few draws, counted in one pass
-// over the items, for the one-estimate evaluators (DrawBlockLoss, CountSumBlockLoss): memory
-// O(block), and a call can stop between blocks.
+// The contingency tables of an estimate against a block of draws, counted in one pass over the
+// items, for the one-estimate evaluators (DrawBlockLoss, CountSumBlockLoss): memory O(block).
 #pragma once
 #include <algorithm>
 #include <cstdint>

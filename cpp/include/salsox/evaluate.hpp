@@ -29,9 +29,7 @@ class DrawBlockLoss {
   DrawBlockLoss(const DrawsView<Label>& d, const CountLoss& loss, std::int32_t q_max)
       : d_(d), loss_(loss), tables_(d, q_max) {}
 
-  std::int64_t block() const { return tables_.block(); }
-
-  // Each draw's loss for draws [lo, hi) (hi - lo <= block()) into out[h - lo], for estimate `est`
+  // Each draw's loss for draws [lo, hi) (hi - lo <= the tables' block()) into out[h - lo], for estimate `est`
   // with q clusters and estimate sum E (see estimate_sum).
   void draw_losses(const std::int32_t* est, std::int32_t q, double E, std::int64_t lo, std::int64_t hi, double* out) {
     tables_.count(est, q, lo, hi);
@@ -112,10 +110,9 @@ std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, st
   });
 }
 
-// Monte Carlo expected loss of each row of `estimates` (M x n, labels 0..q-1 per row)
-// (DrawBlockLoss): O(H n) per estimate. With fewer estimates than threads, each estimate's
-// blocks of draws are spread over the threads, then its draws' losses summed in draw order: the
-// same bits whatever the threads. Stops early (values left unset) when `interrupt` fires.
+// Expected loss of each row of `estimates` (M x n, labels 0..q-1) (DrawBlockLoss). With fewer
+// estimates than threads, an estimate's blocks of draws are spread over the threads and summed
+// in draw order: the same bits. Stops early (values left unset) when `interrupt` fires.
 template <class Label>
 std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& loss,
                                     const std::int32_t* estimates, std::int64_t M, int n_jobs,
@@ -174,8 +171,7 @@ std::vector<double> pairwise_losses(const T* sim, std::int64_t n, double scale, 
 }
 
 // Co-clustering counts: co[i][j] = number of draws with i and j together, or with a floating
-// `Out`, that number divided by H (the posterior similarity matrix, built in place). Stops early
-// (co incomplete) when `interrupt` fires: the caller checks it.
+// `Out`, that number over H (built in place). Stops early (co incomplete) when `interrupt` fires.
 template <class Label, class Out>
 void coclustering(const DrawsView<Label>& d, Out* co, int n_jobs, Interrupt* interrupt = nullptr) {
   const std::int64_t n = d.n, H = d.H;

@@ -1,7 +1,6 @@
 // The engine's settings: every optional path a search may take, read from the environment once
-// per search by its entry point (EngineOptions::from_env). They exist for tests and
-// measurements: the searches give the same bits whatever they are. A value not allowed is an
-// error (std::invalid_argument, a ValueError in Python) naming the variable.
+// per search (from_env), for tests and measurements: the searches give the same bits whatever
+// they are. A value not allowed is an error (std::invalid_argument) naming the variable.
 #pragma once
 #include <cstdlib>
 #include <stdexcept>

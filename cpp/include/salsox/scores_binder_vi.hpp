@@ -103,12 +103,8 @@ void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_t k, st
     return;
   }
   grow(k + 1);
-  hr_valid_ = false;
   touch(k);
-  if (k == q_) ++q_;
-  ++size_[k];
-  ++m_;
-  est_[i] = k;
+  this->place(i, k);
   add_lab_ = d_.item(i);
   add_k_ = k;
   score(next, out);

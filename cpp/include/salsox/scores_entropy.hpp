@@ -192,9 +192,8 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
     draw_entropies(ent);
     cells = cell_sums(i);
   } else {
-    // An unallocated item joins its draw clusters, so Hr depends on it: one pass keeps each
-    // draw's Hr, by chunks of draws, and sums per chunk the Hr at most each sorted He and counts
-    // them (threshold_sums; the sums, then from q + 1 the numbers).
+    // An unallocated item joins its draw clusters, so Hr depends on it: per chunk of draws, the
+    // Hr at most each sorted He summed and counted (threshold_sums; from q + 1 the numbers).
     const double* th = sorted_he_.data();
     below_sums = draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
                                                 SALSOX_INLINE {
@@ -208,8 +207,7 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
     });
     cells = cell_sums(i);
   }
-  // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He + He times the number
-  // of the draws above.
+  // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He + He times the rest.
   const double H = static_cast<double>(d_.H);
   std::int64_t below_n = 0;
   double below_hr = 0.0;
@@ -227,8 +225,8 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
   }
 }
 
-// Every draw's entropy Hr (and 1 / Hr, 0 when negligible), by draw and sorted, each draw's
-// rank, and the prefix sums of the sorted Hr; kept until the draw sums D_h change.
+// Every draw's Hr (and 1 / Hr, 0 when negligible), by draw and sorted, each draw's rank, and the
+// sorted Hr's prefix sums; kept until the draw sums D_h change.
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& ent) {
   if (hr_valid_) return;

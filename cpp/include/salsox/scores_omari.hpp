@@ -26,7 +26,8 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
     return;
   }
   const std::int32_t slots = q_ + 1;
-  const std::int32_t lanes = padded_slots<P>(slots);
+  constexpr std::int32_t width = P == SimdPath::Baseline ? 1 : simd_width(P);
+  const std::int32_t lanes = (slots + width - 1) / width * width;
   for (std::int32_t k = 0; k < q_; ++k) e_new_[k] = Es_ + dest_[sz(k)];
   e_new_[q_] = Es_ + dest_[0];
   for (std::int32_t k = slots; k < lanes; ++k) e_new_[k] = e_new_[q_];
@@ -34,8 +35,7 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
   const double* dc = dcell_.data();
   const double* B = e_new_.data();
   const double* BN = e_norm_.data();
-  // Branch-free (a zero denominator becomes 1 and its value is masked to 0) so that the slot
-  // loop vectorises.
+  // Branch-free (a zero denominator's value masked to 0), so that the slot loop vectorises.
   auto cell = [](double A, double B, double BN, double X) SALSOX_INLINE {
     const double expected = A * BN;
     const double denom = 0.5 * (A + B) - expected;

@@ -25,9 +25,8 @@ inline void CountTableState<Label, Count>::share_score(std::int64_t count, const
 }
 
 // Sums `width` values over the draws: body(lo, hi, sums, nz) adds the terms of draws hi-1 down
-// to lo into sums[0..width) (zeroed), nz being for_each_nonzero's scratch, for chunks of
-// kDrawChunk draws; the chunks' sums are added last chunk first (the draws' order). Returns the
-// totals (valid until the next call).
+// to lo into sums[0..width) (zeroed; nz: for_each_nonzero's scratch), per chunk of kDrawChunk
+// draws, added last chunk first (the draws' order). Returns the totals (valid until the next call).
 template <class Label, class Count>
 template <SimdPath P, class Body>
 inline const double* CountTableState<Label, Count>::draw_chunks(std::int32_t width, const Body& body) {

@@ -1,11 +1,7 @@
-// The four SALSO phases (Dahl, Johnson & Mueller 2022, Algorithm 1): initialisation by
-// sequential allocation or random labels, sweetening scans, zealous updates, recording; and the
-// multi-run driver. Written once against the State concept:
-//   clear(), add(i, k), remove(i), close_slot(k), score(i, out), expected_loss(),
-//   slots(), size(k), label(i), labels(), rebuild(labels), n(), max_clusters();
-// and optionally (see has_move, has_snapshot) score_move(i, out) / move(i, k) for in-place
-// scans, and release_slot(k) / snapshot() / restore() / prefers_table_pass(m) for cheap
-// zealous updates.
+// The four SALSO phases (Dahl, Johnson & Mueller 2022, Algorithm 1): initialisation, sweetening
+// scans, zealous updates, recording; and the multi-run driver. Written once against the State
+// concept: clear, add, remove, close_slot, score, expected_loss, slots, size, label, labels,
+// rebuild, n, max_clusters, and the optional members of state_traits.hpp.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -38,11 +34,9 @@ struct SearchOptions {
   double seconds = 0.0;        // 0: no time budget
   int n_jobs = 1;
   std::uint64_t seed = 0;
-  // Run r of this call uses random stream first_run + r: a batch of runs executed elsewhere
-  // (e.g. on a Dask worker) reproduces exactly the runs of one local call.
+  // Run r uses random stream first_run + r: batches run elsewhere (Dask) reproduce one call's runs.
   std::int64_t first_run = 0;
-  // Optional starting partitions from a user initialiser: row r (n labels, 0..q-1, q at most
-  // the cluster cap) starts run r when initial_used[r] is set.
+  // Optional starts from a user initialiser: row r (n labels 0..q-1) starts run r if initial_used[r].
   const std::int32_t* initial = nullptr;
   const std::uint8_t* initial_used = nullptr;
   // Optional fixed items (salso(..., fixed=)): n entries, -1 for a free item, else its fixed
@@ -116,8 +110,7 @@ class SalsoRun {
     } else {
       initialise_randomly();
     }
-    // Sweeten, then try zealous updates, until nothing improves or the run has made max_scans
-    // scans (a cap per run, as in R).
+    // Sweeten and try zealous updates until nothing improves, or max_scans (per run, as in R).
     const bool capped = opts_.max_scans > 0;
     for (;;) {
       res.scans += sweeten(capped ? opts_.max_scans - res.scans : -1);
@@ -372,9 +365,8 @@ class SalsoRun {
 // back into Python; Parallel, each on its own thread (first touched there), for the built-in ones.
 enum class StateBuild { Serial, Parallel };
 
-// Runs opts.n_runs independent runs, in parallel over runs; run r always uses the random stream
-// (seed, r), so the result does not depend on the number of threads. `make_state` builds one
-// per-thread state. Exceptions from a run stop the search and are rethrown here.
+// Runs opts.n_runs independent runs in parallel, run r on the random stream (seed, r) whatever
+// the threads, on per-thread states from `make_state`. A run's exception stops the search.
 template <class MakeState>
 SearchResult run_salso(MakeState make_state, const SearchOptions& opts, Monitor monitor,
                        StateBuild build = StateBuild::Serial) {

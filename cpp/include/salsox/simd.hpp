@@ -18,8 +18,8 @@
 #define SALSOX_SIMD_X86 0
 #endif
 
-// The per-draw bodies of the passes are lambdas called once per draw; compilers that would
-// otherwise call them out of line (GCC did, for the entropy losses) are told to inline them.
+// The per-draw bodies of the passes are lambdas called once per draw: always inlined (GCC
+// called them out of line for the entropy losses).
 #if defined(__GNUC__) || defined(__clang__)
 #define SALSOX_INLINE __attribute__((always_inline))
 #else
@@ -55,8 +55,7 @@ inline bool simd_supported(SimdPath p) {
 #endif
 }
 
-// f(std::integral_constant<int, V>{}) for V = v clamped to [Lo, Hi]: a kernel's vector count,
-// known at run time, as the constant its registers are sized by.
+// f(std::integral_constant<int, V>{}) for V = v clamped to [Lo, Hi]: a run-time count as a constant.
 template <int Lo, int Hi, class F>
 SALSOX_INLINE inline void with_constant(int v, const F& f) {
   if constexpr (Lo < Hi) {

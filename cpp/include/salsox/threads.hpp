@@ -65,15 +65,13 @@ inline int usable_cpus() {
   return allowed > 0 ? std::min(cpus, allowed) : cpus;
 }
 
-// Threads awake in every crew of the process: searches run at once (several Python threads, a
-// Dask or joblib pool) share the CPUs.
+// Threads awake in every crew of the process (searches run at once share the CPUs).
 inline std::atomic<int>& crews_awake() {
   static std::atomic<int> awake{0};
   return awake;
 }
 
-// Threads for a loop of `count` items asked to run on `requested` threads: no more than the
-// items or the CPUs (threads beyond them would only take turns), at least one.
+// Threads for a loop of `count` items on `requested` threads: at most the items and CPUs, at least one.
 inline int loop_threads(std::int64_t requested, std::int64_t count) {
   const std::int64_t t = std::min<std::int64_t>({requested, count, static_cast<std::int64_t>(usable_cpus())});
   return usable_threads(static_cast<int>(std::max<std::int64_t>(1, t)));
@@ -140,10 +138,9 @@ class Countdown {
   std::condition_variable woken_;
 };
 
-// body(i, thread) for i < count over up to `threads` threads (loop_threads; dynamic schedule;
-// thread indexes per-thread scratch). Stops handing out work when `interrupt` says so. The first
-// exception stops the loop and is rethrown after the parallel region (one leaving an OpenMP
-// region terminates the process). Returns the threads used.
+// body(i, thread) for i < count over up to `threads` threads (loop_threads; dynamic schedule),
+// until `interrupt` stops it. The first exception stops the loop and is rethrown after the
+// parallel region (one leaving an OpenMP region terminates the process). Returns the threads used.
 template <class Body>
 int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
   threads = loop_threads(threads, count);
@@ -196,11 +193,10 @@ int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& b
 }
 
 // The threads of one search lending themselves to each other: a thread with no run left serves
-// the loops that the runs still going share through the crew (share), so that a search does
-// not end with one thread idle while another finishes the last run. Each thread posts at most
-// one loop at a time, in its own slot. Idle threads spin briefly between loops, then sleep; at
-// most as many threads as CPUs are awake at once over every crew (crews_awake), since a thread
-// spinning, or preempted holding a block, stalls the runs still going.
+// the loops that the runs still going share through the crew (share), each posted in its
+// poster's slot. Idle threads spin briefly between loops, then sleep; at most as many threads as
+// CPUs are awake over every crew (crews_awake): one spinning, or preempted holding a block,
+// stalls the runs still going.
 // What a loop computes must not depend on how its blocks are spread (the callers' bodies write
 // disjoint outputs, reduced afterwards in a fixed order).
 class Crew {
@@ -241,9 +237,8 @@ class Crew {
     Place saved_;
   };
 
-  // f(i) for i in [0, count) shared through the crew of the calling thread's search, if it has
-  // one and some thread is idle; returns the threads that took part, or 0 when it was not
-  // shared (the caller runs the loop). Blocks hold at least `min_grain` iterations.
+  // f(i) for i in [0, count) shared through the calling thread's crew, if some thread is idle;
+  // returns the threads that took part, or 0 (the caller runs the loop). Blocks: >= min_grain.
   template <class F>
   static int share_here(std::int64_t count, const F& f, std::int64_t min_grain = 1) {
     const Place& place = here();
@@ -259,8 +254,7 @@ class Crew {
 
   // Whether some thread is idle and a CPU free for it (relaxed: a hint).
   bool has_helpers() const { return idle_.load(std::memory_order_relaxed) > 0 && helpers_now() > 0; }
-  // The threads a loop shared from the calling thread may have now: itself and the idle ones
-  // that a free CPU can run (1 outside a crew; a hint, for loops that split their work by it).
+  // Threads a loop shared from here may have now: itself and the idle ones a free CPU can run.
   static int team_here() {
     const Place& place = here();
     return place.crew ? 1 + place.crew->helpers_now() : 1;
@@ -363,7 +357,7 @@ class Crew {
     crews_awake().fetch_add(yes ? -1 : 1, std::memory_order_relaxed);
   }
 
-  // How long an idle thread spins for the next loop before it sleeps, and how often it polls.
+  // How long an idle thread spins for the next loop before it sleeps, how often it polls.
   static constexpr std::chrono::microseconds kSpin{200};
   static constexpr std::chrono::milliseconds kPoll{5};
   static constexpr std::chrono::milliseconds kNap{100};
