@@ -1,5 +1,4 @@
-// Bindings of the CHIPS engine (salsox/chips.hpp): runs with the GIL released, Ctrl-C through
-// the search's monitor, results as numpy arrays. Validation with friendly messages happens in
+// Bindings of the CHIPS engine (salsox/chips.hpp). Validation with friendly messages happens in
 // salsox/chips.py; checks here only guard memory safety.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

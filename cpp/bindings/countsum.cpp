@@ -1,7 +1,5 @@
 // Bindings of count-sum losses (countsum_loss.hpp): the compiled formula object, the SALSO search
-// and the evaluation of given estimates. Same conventions as salso_counts: the GIL is released
-// around the engine, Ctrl-C and the progress callable through PythonMonitor, results by
-// to_python.
+// and the evaluation of given estimates, with the conventions of salso_counts.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -115,21 +113,13 @@ void bind_countsum(py::module_& m) {
       [](const CompactDraws& draws, const CountSumLoss& loss, const CArray<std::int32_t>& estimates, int n_jobs,
          double tolerance) {
         check_loss(draws, loss);
-        const std::int64_t n = draws.n();
-        if (estimates.ndim() != 2 || estimates.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+        check_estimates(estimates, draws.n());
         const std::int32_t* e = estimates.data();
-        for (py::ssize_t x = 0; x < estimates.size(); ++x)
-          if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
         const std::int64_t M = estimates.shape(0);
-        std::vector<double> out;
         CountSumViolation bad;
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
-          out = draws.visit(
-              [&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad, interrupt.get()); });
-        }
-        interrupt.raise_if_stopped();
+        const std::vector<double> out = without_gil([&](Interrupt* stop) {
+          return draws.visit([&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad, stop); });
+        });
         py::object violation = py::none();
         if (bad.draw >= 0) violation = py::make_tuple(bad.estimate, bad.draw, bad.value);
         return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data()), violation);
