@@ -52,42 +52,24 @@ inline void cs_map1(std::int64_t len, CsArg a, double* out, F f) {
 // out[b * Q + k] = f(x, y) for b < nb, k < Q, one operand varying with b (per draw) and the
 // other with k (per slot): one dispatch per block, and an inner loop over the slots that
 // vectorises (the output is a block buffer, never an operand: restrict spares the overlap
-// check per draw).
-template <class F>
-inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* __restrict a, bool a_draw,
-                          const double* __restrict b, double* __restrict out, F f) {
-  if (a_draw) {
-    for (std::int64_t r = 0; r < nb; ++r) {
-      const double x = a[r];
-      double* o = out + r * Q;
-      for (std::int64_t k = 0; k < Q; ++k) o[k] = f(x, b[k]);
-    }
-  } else {
-    for (std::int64_t r = 0; r < nb; ++r) {
-      const double y = b[r];
-      double* o = out + r * Q;
-      for (std::int64_t k = 0; k < Q; ++k) o[k] = f(a[k], y);
-    }
-  }
-}
-
-// cs_outer_loop with rows of W >= Q values: row r writes W values from out + r * Q, the ones
-// past its Q overwritten by row r + 1 (or falling in the buffer's slack past the block); the
-// per-slot operand holds at least W values. No remainder loop per row.
+// check per draw). With W > 0 (W >= Q), rows of W values: row r writes W values from
+// out + r * Q, the ones past its Q overwritten by row r + 1 (or falling in the buffer's slack
+// past the block); the per-slot operand holds at least W values. No remainder loop per row.
 template <std::int64_t W, class F>
 inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restrict a, bool a_draw,
-                          const double* __restrict b, double* out, F f) {
+                          const double* __restrict b, double* __restrict out, F f) {
+  const std::int64_t width = W > 0 ? W : Q;
   if (a_draw) {
     for (std::int64_t r = 0; r < nb; ++r) {
       const double x = a[r];
       double* o = out + r * Q;
-      for (std::int64_t k = 0; k < W; ++k) o[k] = f(x, b[k]);
+      for (std::int64_t k = 0; k < width; ++k) o[k] = f(x, b[k]);
     }
   } else {
     for (std::int64_t r = 0; r < nb; ++r) {
       const double y = b[r];
       double* o = out + r * Q;
-      for (std::int64_t k = 0; k < W; ++k) o[k] = f(a[k], y);
+      for (std::int64_t k = 0; k < width; ++k) o[k] = f(a[k], y);
     }
   }
 }
@@ -109,7 +91,7 @@ inline void cs_outer(CsOp op, std::int64_t nb, std::int64_t Q, const double* a, 
         return 0;
       }
     }
-    cs_outer_loop(nb, Q, a, a_draw, b, out, f);
+    cs_outer_rows<0>(nb, Q, a, a_draw, b, out, f);
     return 0;
   });
 }
@@ -348,34 +330,22 @@ struct CsBlockLoops {
 };
 
 #if SALSOX_SIMD_X86
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_node_avx2(const CsNode& x, CsOp inner_op,
-                                                                     const CsFused& f, std::int64_t len,
-                                                                     const CsArg* args, double* out) {
-  CsBlockLoops<SimdPath::AVX2>::node(x, inner_op, f, len, args, out);
-}
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_outer_avx2(CsOp op, std::int64_t nb, std::int64_t Q,
-                                                                      const double* a, bool a_draw, const double* b,
-                                                                      double* out) {
-  CsBlockLoops<SimdPath::AVX2>::outer(op, nb, Q, a, a_draw, b, out);
-}
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_indexed_avx2(CsOp op, std::int64_t len, const double* a,
-                                                                        const std::int32_t* ia, const double* b,
-                                                                        const std::int32_t* ib, double* out) {
-  CsBlockLoops<SimdPath::AVX2>::indexed(op, len, a, ia, b, ib, out);
-}
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_accumulate_avx2(std::int64_t nb, std::int64_t Q,
-                                                                           const double* f, double* acc,
-                                                                           const CsOp* op, double s,
-                                                                           bool scalar_left) {
-  CsBlockLoops<SimdPath::AVX2>::accumulate(nb, Q, f, acc, op, s, scalar_left);
-}
+// Operation F of CsBlockLoops<AVX2> under the AVX2 target, everything it calls inlined.
+template <auto F>
+struct CsAvx2;
+template <class... A, void (*F)(A...)>
+struct CsAvx2<F> {
+  SALSOX_TARGET_AVX2 __attribute__((flatten)) static void run(A... a) { F(a...); }
+};
 #endif
 
 const CsBlockOps& cs_block_ops(SimdPath path) {
   using Base = CsBlockLoops<SimdPath::Baseline>;
   static const CsBlockOps baseline{&Base::node, &Base::outer, &Base::indexed, &Base::accumulate};
 #if SALSOX_SIMD_X86
-  static const CsBlockOps avx2{&cs_node_avx2, &cs_outer_avx2, &cs_indexed_avx2, &cs_accumulate_avx2};
+  using Avx2 = CsBlockLoops<SimdPath::AVX2>;
+  static const CsBlockOps avx2{&CsAvx2<&Avx2::node>::run, &CsAvx2<&Avx2::outer>::run, &CsAvx2<&Avx2::indexed>::run,
+                               &CsAvx2<&Avx2::accumulate>::run};
   if (path != SimdPath::Baseline) return avx2;
 #endif
   (void)path;
