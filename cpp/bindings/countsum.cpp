@@ -45,15 +45,7 @@ CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector
       L.g[w].push_back(std::move(t));
     }
   }
-  for (const auto& [op, a, b, c, value] : nodes) {
-    CsNode x;
-    x.op = cs_parse_op(op);
-    x.a = a;
-    x.b = b;
-    x.c = c;
-    x.value = value;
-    L.nodes.push_back(x);
-  }
+  for (const auto& [op, a, b, c, value] : nodes) L.nodes.push_back(CsNode{cs_parse_op(op), a, b, c, value});
   L.result = result;
   L.terms = terms;
   L.finalise();

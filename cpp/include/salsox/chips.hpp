@@ -168,8 +168,7 @@ class ChipsRun {
         const std::int32_t i = heap_.back().second;
         heap_.pop_back();
         control.poll();
-        // An item all of whose consistent draws put it in one existing cluster keeps doing so
-        // as A shrinks: its count is |A| without a recount.
+        // An item that all draws of A put in one existing cluster counts |A| from then on.
         const std::int64_t c = full_[i] ? static_cast<std::int64_t>(active_.size()) : count(i, false);
         if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) {
           full_[i] = 1;
@@ -211,11 +210,9 @@ class ChipsRun {
   }
 
  private:
-  // Every item left ties, so each step picks an item uniformly, then its label with
-  // pick_label(j), as the loop above would after counting every item (the same draws from rng),
-  // without its O(n log n) pops and pushes per step. Two cases: no draw is left in A (every
-  // item counts 0, every label ties), or every item keeps its one cluster in all draws of A
-  // (all count |A| and A no longer shrinks).
+  // Every item left ties (no draw left in A, or every item keeps its one cluster in all draws of
+  // A): each step picks an item, then its label with pick_label(j), drawing from rng as the loop
+  // above would, without its O(n log n) pops and pushes per step.
   template <class PickLabel>
   void allocate_tied(ChipsRunResult& res, Rng& rng, StopControl& control, PickLabel&& pick_label) {
     ties_.clear();
@@ -424,9 +421,8 @@ struct ChipsRow {
 
 // Path: for every size from the start's up to the largest reached, the state with the highest
 // probability; ties go to the lexicographically smallest canonical labels, so the choice
-// depends neither on run order nor on threads. Rows largest subset first. A row is (run, size)
-// without its labels: n + 1 rows of n labels are 4 n^2 bytes (10 GB at n = 50,000), and the
-// start with the run's first size - start.size steps rebuilds them on demand.
+// depends neither on run order nor on threads. Rows largest subset first, without their labels
+// (n + 1 rows of n labels are 4 n^2 bytes): the run's steps rebuild them on demand.
 inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vector<ChipsRunResult>& runs) {
   ChipsStates st(start, runs);
   std::int64_t top = start.size;

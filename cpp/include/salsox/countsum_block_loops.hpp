@@ -74,28 +74,6 @@ inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restr
   }
 }
 
-// Binary operation `op` as an outer combination: `a` is the per-draw operand when a_draw, else the
-// per-slot one (and `b` the other). With Q <= kMaxRowWidth the per-slot operand and `out` need
-// kMaxRowWidth - 1 values of slack past Q and nb * Q.
-inline void cs_outer(CsOp op, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
-                     double* out) {
-  cs_binary_functor(op, [&](auto f) {
-    // Fixed-width rows for the arithmetic operations only (the sums and products of pair counts
-    // of Jaccard-like indices): each width is more code to compile for every loss state.
-    using F = decltype(f);
-    constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
-                          std::is_same_v<F, CsDiv>;
-    if constexpr (rows) {
-      if (Q <= kMaxRowWidth) {
-        cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
-        return 0;
-      }
-    }
-    cs_outer_rows<0>(nb, Q, a, a_draw, b, out, f);
-    return 0;
-  });
-}
-
 // sqrt over a block. std::sqrt may set errno, which keeps the compiler from vectorising its
 // loop; the SSE2 square root is the same correctly rounded IEEE operation, two at a time.
 inline void cs_sqrt(std::int64_t len, CsArg a, double* out) {
@@ -252,24 +230,6 @@ SALSOX_TARGET_AVX2 inline void cs_div_sqrt_avx2(std::int64_t len, CsArg a, const
 }
 #endif
 
-template <SimdPath P>
-inline void cs_div_sqrt_on(std::int64_t len, CsArg a, const double* q, double* out) {
-#if SALSOX_SIMD_X86
-  if constexpr (P != SimdPath::Baseline) return cs_div_sqrt_avx2(len, a, q, out);
-#endif
-  cs_div_sqrt(len, a, q, out);
-}
-
-template <SimdPath P>
-inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
-#if SALSOX_SIMD_X86
-  if constexpr (P != SimdPath::Baseline) {
-    if (a.p) return cs_sqrt_avx2(len, a.p, out);
-  }
-#endif
-  cs_sqrt(len, a, out);
-}
-
 // acc[k] += g(f[b * Q + k]) for b < nb, k < Q, with W >= Q accumulators in registers across
 // the rows (a loop over acc in memory waits on each row's stores). Lanes Q..W-1 read the next
 // row's values (or the slack past a block) and are dropped; each slot adds its rows in
@@ -299,15 +259,33 @@ template <SimdPath P>
 struct CsBlockLoops {
   static void node(const CsNode& x, CsOp inner_op, const CsFused& f, std::int64_t len, const CsArg* args,
                    double* out) {
-    if (f.kind == kFuseDivSqrt) return cs_div_sqrt_on<P>(len, args[0], args[1].p, out);
+#if SALSOX_SIMD_X86
+    if constexpr (P != SimdPath::Baseline) {  // the square roots four at a time
+      if (f.kind == kFuseDivSqrt) return cs_div_sqrt_avx2(len, args[0], args[1].p, out);
+      if (f.kind == kFuseNone && x.op == CsOp::Sqrt && args[0].p) return cs_sqrt_avx2(len, args[0].p, out);
+    }
+#endif
     if (f.kind != kFuseNone) return cs_apply_fused(inner_op, f, len, args, out);
-    if (x.op == CsOp::Sqrt) return cs_sqrt_on<P>(len, args[0], out);
     cs_apply(x, len, args[0], args[1], args[2], out);
   }
 
   static void outer(CsOp op, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
                     double* out) {
-    cs_outer(op, nb, Q, a, a_draw, b, out);
+    cs_binary_functor(op, [&](auto f) {
+      // Fixed-width rows for the arithmetic operations only (the sums and products of pair counts
+      // of Jaccard-like indices): each width is more code to compile for every loss state.
+      using F = decltype(f);
+      constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
+                            std::is_same_v<F, CsDiv>;
+      if constexpr (rows) {
+        if (Q <= kMaxRowWidth) {
+          cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
+          return 0;
+        }
+      }
+      cs_outer_rows<0>(nb, Q, a, a_draw, b, out, f);
+      return 0;
+    });
   }
 
   static void indexed(CsOp op, std::int64_t len, const double* a, const std::int32_t* ia, const double* b,
