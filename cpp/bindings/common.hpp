@@ -30,6 +30,12 @@ constexpr int kAligned = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
 template <class Int>
 using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast | kAligned>;
 
+// A copy of v as a 1-D numpy array.
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
 // Python's pending signals, checked from the calling thread (with the GIL released around
 // it): true when a handler raised (Ctrl-C's KeyboardInterrupt), whose exception is kept in
 // `error`. Never throws.
@@ -247,14 +253,12 @@ inline py::dict to_python(const SearchResult& res, bool debug = false) {
       py::list rounds;
       for (const auto& labels : r.zealous_starts) {
         py::dict round;
-        round["labels"] = py::array_t<std::int32_t>(static_cast<py::ssize_t>(labels.size()), labels.data());
+        round["labels"] = to_array(labels);
         round["tried"] = py::list();
         rounds.append(round);
       }
       for (std::size_t t = 0; t < r.zealous_tried.size(); ++t) {
-        const auto& members = r.zealous_tried[t];
-        rounds[r.zealous_round[t]]["tried"].cast<py::list>().append(
-            py::array_t<std::int64_t>(static_cast<py::ssize_t>(members.size()), members.data()));
+        rounds[r.zealous_round[t]]["tried"].cast<py::list>().append(to_array(r.zealous_tried[t]));
       }
       d["zealous_rounds"] = rounds;
     }
@@ -267,10 +271,7 @@ inline py::dict to_python(const SearchResult& res, bool debug = false) {
   out["budget_exhausted"] = res.budget_exhausted;
   out["seconds"] = res.seconds;
   if (res.best >= 0) {
-    const auto& lab = res.best_labels;
-    py::array_t<std::int32_t> labels(static_cast<py::ssize_t>(lab.size()));
-    std::copy(lab.begin(), lab.end(), labels.mutable_data());
-    out["labels"] = labels;
+    out["labels"] = to_array(res.best_labels);
   }
   return out;
 }

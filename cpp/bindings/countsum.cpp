@@ -114,7 +114,7 @@ void bind_countsum(py::module_& m) {
         });
         py::object violation = py::none();
         if (bad.draw >= 0) violation = py::make_tuple(bad.estimate, bad.draw, bad.value);
-        return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data()), violation);
+        return py::make_tuple(to_array(out), violation);
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1, py::arg("tolerance") = 1e-9,
       "(expected losses, first violation or None): the first (estimate, draw, value) whose per-draw loss is "
@@ -123,8 +123,7 @@ void bind_countsum(py::module_& m) {
   m.def(
       "countsum_bytes",
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountSumLoss& loss) {
-        std::int64_t rows = 0;
-        for (const auto k : draws.clusters_per_draw()) rows += k;
+        const std::int64_t rows = draws.rows();
         const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false);
         const double sums = static_cast<double>(loss.sums(SumWhere::Cell) + loss.sums(SumWhere::Draw));
         // Per-draw nodes of the formula, kept for all draws by the dense scores (at most this many).
@@ -152,7 +151,7 @@ void bind_countsum(py::module_& m) {
         const std::vector<double> out = with_count_type(n, [&](auto count) {
           return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated);
         });
-        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("labels"), py::arg("item"), py::arg("allocated") = true,
       "The search's scores of `item` (for tests): the sum over draws of the formula with the item moved to "

@@ -118,15 +118,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("kmax", &CompactDraws::kmax)
       .def_property_readonly("label_bits", [](const CompactDraws& d) { return d.wide() ? 16 : 8; })
       .def_property_readonly("nbytes", &CompactDraws::label_bytes)
-      .def_property_readonly("clusters_per_draw",
-                             [](const CompactDraws& d) {
-                               const auto& k = d.clusters_per_draw();
-                               return py::array_t<std::int32_t>(static_cast<py::ssize_t>(k.size()), k.data());
-                             })
+      .def_property_readonly("clusters_per_draw", [](const CompactDraws& d) { return to_array(d.clusters_per_draw()); })
       .def("draw", [](const CompactDraws& d, std::int64_t h) {
         if (h < 0 || h >= d.H()) throw py::index_error("draw index out of range");
-        const auto row = d.draw(h);
-        return py::array_t<std::int32_t>(static_cast<py::ssize_t>(row.size()), row.data());
+        return to_array(d.draw(h));
       });
 
   py::class_<CountLoss>(m, "CountLoss")
@@ -157,7 +152,7 @@ PYBIND11_MODULE(_core, m) {
         const std::vector<double> out = without_gil([&](Interrupt* stop) {
           return draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs, stop); });
         });
-        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1);
 
@@ -181,7 +176,7 @@ PYBIND11_MODULE(_core, m) {
         const std::vector<double> out = without_gil([&](Interrupt* stop) {
           return pairwise_losses(psm.data(), n, 1.0, pk, a, b, estimates.data(), M, n_jobs, stop);
         });
-        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        return to_array(out);
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("estimates"),
       py::arg("n_jobs") = 1);
@@ -203,9 +198,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "count_table_bytes",
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountLoss& loss) {
-        std::int64_t rows = 0;
-        for (const auto k : draws.clusters_per_draw()) rows += k;
-        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive(),
+        return count_table_bytes(draws.rows(), draws.H(), draws.n(), max_clusters, !loss.additive(),
                                  scores_by_cell_sums(loss.kind));
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),

@@ -77,10 +77,7 @@ inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restr
 // sqrt over a block. std::sqrt may set errno, which keeps the compiler from vectorising its
 // loop; the SSE2 square root is the same correctly rounded IEEE operation, two at a time.
 inline void cs_sqrt(std::int64_t len, CsArg a, double* out) {
-  if (!a.p) {
-    cs_map1(len, a, out, [](double t) { return std::sqrt(t); });
-    return;
-  }
+  if (!a.p) return cs_map1(len, a, out, [](double t) { return std::sqrt(t); });
   std::int64_t e = 0;
 #if defined(__SSE2__)
   for (; e + 2 <= len; e += 2) _mm_storeu_pd(out + e, _mm_sqrt_pd(_mm_loadu_pd(a.p + e)));

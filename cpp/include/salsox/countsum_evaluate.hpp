@@ -142,11 +142,8 @@ std::vector<double> countsum_losses(const DrawsView<Label>& d, const CountSumLos
       finish(e, per_draw.data());
     }
   });
-  for (const auto& f : found)
-    if (f.draw >= 0) {
-      bad = f;
-      break;
-    }
+  const auto first = std::find_if(found.begin(), found.end(), [](const CountSumViolation& f) { return f.draw >= 0; });
+  if (first != found.end()) bad = *first;
   return out;
 }
 

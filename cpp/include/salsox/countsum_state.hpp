@@ -141,7 +141,6 @@ class CountSumState {
   CountSumState& operator=(const CountSumState&) = delete;
 
   std::int64_t n() const { return d_.n; }
-  std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return table_.max_clusters(); }
   std::int32_t slots() const { return table_.slots(); }
   std::int64_t size(std::int32_t k) const { return table_.size(k); }
