@@ -57,19 +57,13 @@ CompactDraws* make_draws(const py::array& given) {
   const py::dtype dt = raw.dtype();
   if (dt.byteorder() == '>' || dt.byteorder() == '<')  // '=' or '|' are native
     throw std::invalid_argument("draws must be in native byte order (internal: convert first)");
-  if (dt.kind() == 'u') {
+  const bool u = dt.kind() == 'u';
+  if (u || dt.kind() == 'i') {
     switch (dt.itemsize()) {
-      case 1: return make_draws_typed<std::uint8_t>(raw);
-      case 2: return make_draws_typed<std::uint16_t>(raw);
-      case 4: return make_draws_typed<std::uint32_t>(raw);
-      case 8: return make_draws_typed<std::uint64_t>(raw);
-    }
-  } else if (dt.kind() == 'i') {
-    switch (dt.itemsize()) {
-      case 1: return make_draws_typed<std::int8_t>(raw);
-      case 2: return make_draws_typed<std::int16_t>(raw);
-      case 4: return make_draws_typed<std::int32_t>(raw);
-      case 8: return make_draws_typed<std::int64_t>(raw);
+      case 1: return u ? make_draws_typed<std::uint8_t>(raw) : make_draws_typed<std::int8_t>(raw);
+      case 2: return u ? make_draws_typed<std::uint16_t>(raw) : make_draws_typed<std::int16_t>(raw);
+      case 4: return u ? make_draws_typed<std::uint32_t>(raw) : make_draws_typed<std::int32_t>(raw);
+      case 8: return u ? make_draws_typed<std::uint64_t>(raw) : make_draws_typed<std::int64_t>(raw);
     }
   }
   throw py::type_error("draws must be an integer array, got dtype " + std::string(py::str(dt)));
