@@ -160,7 +160,7 @@ MUTANTS: List[Mutant] = [
         "omari-approx-new-cluster",
         "omARI.approx scores a new cluster 0, as Binder's PSM score does, instead of 1 - PEAR",
         PAIRWISE,
-        "out[q_] = one_minus_pear(within, est_pairs_, pairs, m1);",
+        "out[q_] = CountLoss::omari(m1, pairs, est_pairs_, within);",
         "out[q_] = 0.0;",
         ("tests/test_engine_checks.py::test_every_psm_estimate_is_a_local_minimum",),
     ),

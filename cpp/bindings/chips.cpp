@@ -1,5 +1,4 @@
-// Bindings of the CHIPS engine (salsox/chips.hpp): runs with the GIL released, Ctrl-C through
-// the search's monitor, results as numpy arrays. Validation with friendly messages happens in
+// Bindings of the CHIPS engine (salsox/chips.hpp). Validation with friendly messages happens in
 // salsox/chips.py; checks here only guard memory safety.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -21,11 +20,6 @@ using namespace salsox::bindings;
 
 namespace {
 
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
-}
-
 py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs, int n_jobs, std::uint64_t seed,
                const std::string& mode, const std::optional<CArray<std::int32_t>>& initial,
                std::int64_t first_run) {
@@ -36,12 +30,7 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
     if (initial->ndim() != 1 || initial->shape(0) != draws.n()) throw std::invalid_argument("initial must have n labels");
     init = initial->data();
   }
-  ChipsOptions opts;
-  opts.n_runs = n_runs;
-  opts.threshold = threshold;
-  opts.n_jobs = n_jobs;
-  opts.seed = seed;
-  opts.first_run = first_run;
+  const ChipsOptions opts{n_runs, threshold, n_jobs, seed, first_run};
   ChipsStart start;
   ChipsRuns res;
   std::vector<ChipsRow> rows;

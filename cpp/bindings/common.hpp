@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <stdexcept>
 #include <vector>
@@ -21,14 +22,19 @@ namespace salsox::bindings {
 
 namespace py = pybind11;
 
-// numpy's flag for data aligned for its dtype. An array need not be: a pickle-5 buffer from a
-// Dask worker's frames, or a view at a byte offset, may start at any address, and reading it
-// through an Int* is undefined behaviour (UBSan stopped the distributed Binder search on one).
+// numpy's flag for data aligned for its dtype. A pickle-5 buffer or a view at a byte offset may
+// start at any address, and reading it through an Int* is undefined behaviour.
 constexpr int kAligned = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
 
 // A C-contiguous, aligned array of Int: numpy converts (copies) whatever is not.
 template <class Int>
 using CArray = py::array_t<Int, py::array::c_style | py::array::forcecast | kAligned>;
+
+// A copy of v as a 1-D numpy array.
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
 
 // Python's pending signals, checked from the calling thread (with the GIL released around
 // it): true when a handler raised (Ctrl-C's KeyboardInterrupt), whose exception is kept in
@@ -40,9 +46,7 @@ inline bool python_signalled(std::exception_ptr& error) {
   return true;
 }
 
-// Ctrl-C for an engine call that is not a search (loss evaluation, co-clustering counts):
-// construct with the GIL held on the calling thread, run the engine with the GIL released
-// passing `get()`, then call `raise_if_stopped()` with the GIL held.
+// Ctrl-C for an engine call that is not a search (see without_gil).
 class PythonInterrupt {
  public:
   PythonInterrupt() : interrupt_([this] { return python_signalled(error_); }) {}
@@ -63,11 +67,28 @@ class PythonInterrupt {
 
 // The search's monitor on the Python side, polled from the calling thread while the GIL is
 // released: Ctrl-C stops the search, and an optional `progress(runs_done, runs_total,
-// best_loss, seconds)` callable hears of finished runs and, in between, about twice a second.
-// Calls are spaced from the end of the previous call (at least 0.5 s when nothing finished,
-// and at least as long as the previous call took), so a slow callable cannot stall the search.
-// An exception from the callable or a signal handler stops the search and is re-raised by
-// finish().
+// best_loss, seconds)` callable hears of finished runs and, in between, about twice a second,
+// calls spaced by at least the previous call's time so that a slow callable cannot stall the
+// search. An exception from the callable or a signal handler stops the search.
+// f(interrupt) with the GIL released, stopped by Ctrl-C, which is then re-raised (called with
+// the GIL held): an engine call that is not a search (loss evaluation, co-clustering counts).
+template <class F>
+auto without_gil(F&& f) {
+  PythonInterrupt interrupt;
+  auto call = [&] {
+    py::gil_scoped_release release;
+    return f(interrupt.get());
+  };
+  if constexpr (std::is_void_v<decltype(call())>) {
+    call();
+    interrupt.raise_if_stopped();
+  } else {
+    auto out = call();
+    interrupt.raise_if_stopped();
+    return out;
+  }
+}
+
 class PythonMonitor {
  public:
   explicit PythonMonitor(py::object progress) : progress_(std::move(progress)) {}
@@ -79,8 +100,7 @@ class PythonMonitor {
   }
 
   // With the GIL held, after an engine call that it stopped: re-raises the exception that
-  // stopped it (the callable's, or a signal handler's: KeyboardInterrupt for Ctrl-C, whatever
-  // another handler raised, such as a timeout's).
+  // stopped it (the callable's, or whatever a signal handler raised).
   void rethrow() {
     if (error_) std::rethrow_exception(error_);
   }
@@ -121,6 +141,14 @@ class PythonMonitor {
   Clock::time_point last_end_ = Clock::now() - std::chrono::hours(1);
   double last_took_ = 0.0;
 };
+
+// Estimates as M x n labels, each in 0..n-1.
+inline void check_estimates(const CArray<std::int32_t>& est, std::int64_t n) {
+  if (est.ndim() != 2 || est.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+  const std::int32_t* e = est.data();
+  for (py::ssize_t x = 0; x < est.size(); ++x)
+    if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
+}
 
 using Initial = std::optional<CArray<std::int32_t>>;
 using InitialUsed = std::optional<CArray<std::uint8_t>>;
@@ -197,9 +225,8 @@ inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std:
   o.n_fixed = next;
 }
 
-// The search's result as a dict; with `debug` (SearchOptions::debug), each run also has
-// "sums_drift", "score_threads" (the most threads a score pass had) and "zealous_rounds": per round, the labels at its start ("labels") and the
-// members of each cluster tried ("tried").
+// The search's result as a dict; with `debug`, each run also has "sums_drift", "score_threads"
+// and "zealous_rounds" (per round, its starting "labels" and the members of each cluster "tried").
 inline py::dict to_python(const SearchResult& res, bool debug = false) {
   if (res.interrupted) {
     PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -226,14 +253,12 @@ inline py::dict to_python(const SearchResult& res, bool debug = false) {
       py::list rounds;
       for (const auto& labels : r.zealous_starts) {
         py::dict round;
-        round["labels"] = py::array_t<std::int32_t>(static_cast<py::ssize_t>(labels.size()), labels.data());
+        round["labels"] = to_array(labels);
         round["tried"] = py::list();
         rounds.append(round);
       }
       for (std::size_t t = 0; t < r.zealous_tried.size(); ++t) {
-        const auto& members = r.zealous_tried[t];
-        rounds[r.zealous_round[t]]["tried"].cast<py::list>().append(
-            py::array_t<std::int64_t>(static_cast<py::ssize_t>(members.size()), members.data()));
+        rounds[r.zealous_round[t]]["tried"].cast<py::list>().append(to_array(r.zealous_tried[t]));
       }
       d["zealous_rounds"] = rounds;
     }
@@ -246,10 +271,7 @@ inline py::dict to_python(const SearchResult& res, bool debug = false) {
   out["budget_exhausted"] = res.budget_exhausted;
   out["seconds"] = res.seconds;
   if (res.best >= 0) {
-    const auto& lab = res.best_labels;
-    py::array_t<std::int32_t> labels(static_cast<py::ssize_t>(lab.size()));
-    std::copy(lab.begin(), lab.end(), labels.mutable_data());
-    out["labels"] = labels;
+    out["labels"] = to_array(res.best_labels);
   }
   return out;
 }
@@ -267,8 +289,7 @@ struct PreparedSearch {
 //   initial=None, initial_used=None, first_run=0, inner_threads=0, progress=None,
 //   debug=False (tests: see to_python), fixed=None (see set_fixed), prob_singletons=0.
 // `prepare(lead..., max_clusters)` checks the leading arguments and returns a PreparedSearch;
-// the options, the progress monitor, the released GIL and the result dictionary are handled
-// here, once for all entry points.
+// the rest is handled here, once for all entry points.
 template <class... Lead, class Prepare, class... Names>
 void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepare, Names... lead_names) {
   static_assert(sizeof...(Lead) == sizeof...(Names), "one name per leading argument");

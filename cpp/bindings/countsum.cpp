@@ -1,7 +1,5 @@
 // Bindings of count-sum losses (countsum_loss.hpp): the compiled formula object, the SALSO search
-// and the evaluation of given estimates. Same conventions as salso_counts: the GIL is released
-// around the engine, Ctrl-C and the progress callable through PythonMonitor, results by
-// to_python.
+// and the evaluation of given estimates, with the conventions of salso_counts.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -47,15 +45,7 @@ CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector
       L.g[w].push_back(std::move(t));
     }
   }
-  for (const auto& [op, a, b, c, value] : nodes) {
-    CsNode x;
-    x.op = cs_parse_op(op);
-    x.a = a;
-    x.b = b;
-    x.c = c;
-    x.value = value;
-    L.nodes.push_back(x);
-  }
+  for (const auto& [op, a, b, c, value] : nodes) L.nodes.push_back(CsNode{cs_parse_op(op), a, b, c, value});
   L.result = result;
   L.terms = terms;
   L.finalise();
@@ -115,24 +105,16 @@ void bind_countsum(py::module_& m) {
       [](const CompactDraws& draws, const CountSumLoss& loss, const CArray<std::int32_t>& estimates, int n_jobs,
          double tolerance) {
         check_loss(draws, loss);
-        const std::int64_t n = draws.n();
-        if (estimates.ndim() != 2 || estimates.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+        check_estimates(estimates, draws.n());
         const std::int32_t* e = estimates.data();
-        for (py::ssize_t x = 0; x < estimates.size(); ++x)
-          if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
         const std::int64_t M = estimates.shape(0);
-        std::vector<double> out;
         CountSumViolation bad;
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
-          out = draws.visit(
-              [&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad, interrupt.get()); });
-        }
-        interrupt.raise_if_stopped();
+        const std::vector<double> out = without_gil([&](Interrupt* stop) {
+          return draws.visit([&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad, stop); });
+        });
         py::object violation = py::none();
         if (bad.draw >= 0) violation = py::make_tuple(bad.estimate, bad.draw, bad.value);
-        return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data()), violation);
+        return py::make_tuple(to_array(out), violation);
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1, py::arg("tolerance") = 1e-9,
       "(expected losses, first violation or None): the first (estimate, draw, value) whose per-draw loss is "
@@ -141,8 +123,7 @@ void bind_countsum(py::module_& m) {
   m.def(
       "countsum_bytes",
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountSumLoss& loss) {
-        std::int64_t rows = 0;
-        for (const auto k : draws.clusters_per_draw()) rows += k;
+        const std::int64_t rows = draws.rows();
         const double table = count_table_bytes(rows, draws.H(), draws.n(), max_clusters, false);
         const double sums = static_cast<double>(loss.sums(SumWhere::Cell) + loss.sums(SumWhere::Draw));
         // Per-draw nodes of the formula, kept for all draws by the dense scores (at most this many).
@@ -170,7 +151,7 @@ void bind_countsum(py::module_& m) {
         const std::vector<double> out = with_count_type(n, [&](auto count) {
           return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated);
         });
-        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("labels"), py::arg("item"), py::arg("allocated") = true,
       "The search's scores of `item` (for tests): the sum over draws of the formula with the item moved to "

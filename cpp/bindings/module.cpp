@@ -45,14 +45,11 @@ CompactDraws* make_draws_typed(const py::array& raw) {
   return new CompactDraws(data, H, n);
 }
 
-// The labels exactly as given: a C-contiguous, native-byte-order integer array, dispatched on
-// its dtype. Nothing is converted here, because a converting overload would narrow the labels
-// (e.g. forcecast to uint8 merges labels that differ by a multiple of 256); the Python layer
-// hands over a canonical array, and anything else is refused rather than cast.
+// The labels exactly as given, dispatched on their dtype: nothing is converted here, because a
+// converting overload would narrow them (forcecast to uint8 merges labels 256 apart).
 CompactDraws* make_draws(const py::array& given) {
   if (given.ndim() != 2) throw std::invalid_argument("draws must be a 2-D array");
-  // Aligned for its dtype (copied if not; dtype, byte order and layout are kept), so that the
-  // labels may be read through an Int* (see kAligned).
+  // Aligned for its dtype (copied if not), so that the labels may be read through an Int*.
   const py::array raw = py::array::ensure(given, kAligned);
   if (!raw) throw std::bad_alloc();  // ensure fails only when the copy cannot be made
   if (!(raw.flags() & py::array::c_style))
@@ -60,19 +57,13 @@ CompactDraws* make_draws(const py::array& given) {
   const py::dtype dt = raw.dtype();
   if (dt.byteorder() == '>' || dt.byteorder() == '<')  // '=' or '|' are native
     throw std::invalid_argument("draws must be in native byte order (internal: convert first)");
-  if (dt.kind() == 'u') {
+  const bool u = dt.kind() == 'u';
+  if (u || dt.kind() == 'i') {
     switch (dt.itemsize()) {
-      case 1: return make_draws_typed<std::uint8_t>(raw);
-      case 2: return make_draws_typed<std::uint16_t>(raw);
-      case 4: return make_draws_typed<std::uint32_t>(raw);
-      case 8: return make_draws_typed<std::uint64_t>(raw);
-    }
-  } else if (dt.kind() == 'i') {
-    switch (dt.itemsize()) {
-      case 1: return make_draws_typed<std::int8_t>(raw);
-      case 2: return make_draws_typed<std::int16_t>(raw);
-      case 4: return make_draws_typed<std::int32_t>(raw);
-      case 8: return make_draws_typed<std::int64_t>(raw);
+      case 1: return u ? make_draws_typed<std::uint8_t>(raw) : make_draws_typed<std::int8_t>(raw);
+      case 2: return u ? make_draws_typed<std::uint16_t>(raw) : make_draws_typed<std::int16_t>(raw);
+      case 4: return u ? make_draws_typed<std::uint32_t>(raw) : make_draws_typed<std::int32_t>(raw);
+      case 8: return u ? make_draws_typed<std::uint64_t>(raw) : make_draws_typed<std::int64_t>(raw);
     }
   }
   throw py::type_error("draws must be an integer array, got dtype " + std::string(py::str(dt)));
@@ -93,13 +84,6 @@ PairwiseKind parse_pairwise(const std::string& kind) {
   if (kind == "VI.lb") return PairwiseKind::VILowerBound;
   if (kind == "omARI.approx") return PairwiseKind::OMARIApprox;
   throw std::invalid_argument("unknown pairwise loss '" + kind + "'");
-}
-
-void check_estimates(const CArray<std::int32_t>& est, std::int64_t n) {
-  if (est.ndim() != 2 || est.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
-  const std::int32_t* e = est.data();
-  for (py::ssize_t x = 0; x < est.size(); ++x)
-    if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
 }
 
 }  // namespace
@@ -128,15 +112,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("kmax", &CompactDraws::kmax)
       .def_property_readonly("label_bits", [](const CompactDraws& d) { return d.wide() ? 16 : 8; })
       .def_property_readonly("nbytes", &CompactDraws::label_bytes)
-      .def_property_readonly("clusters_per_draw",
-                             [](const CompactDraws& d) {
-                               const auto& k = d.clusters_per_draw();
-                               return py::array_t<std::int32_t>(static_cast<py::ssize_t>(k.size()), k.data());
-                             })
+      .def_property_readonly("clusters_per_draw", [](const CompactDraws& d) { return to_array(d.clusters_per_draw()); })
       .def("draw", [](const CompactDraws& d, std::int64_t h) {
         if (h < 0 || h >= d.H()) throw py::index_error("draw index out of range");
-        const auto row = d.draw(h);
-        return py::array_t<std::int32_t>(static_cast<py::ssize_t>(row.size()), row.data());
+        return to_array(d.draw(h));
       });
 
   py::class_<CountLoss>(m, "CountLoss")
@@ -164,14 +143,10 @@ PYBIND11_MODULE(_core, m) {
           throw std::invalid_argument("loss tables are shorter than n + 1");
         const std::int64_t M = estimates.shape(0);
         const std::int32_t* e = estimates.data();
-        std::vector<double> out;
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
-          out = draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs, interrupt.get()); });
-        }
-        interrupt.raise_if_stopped();
-        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        const std::vector<double> out = without_gil([&](Interrupt* stop) {
+          return draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs, stop); });
+        });
+        return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1);
 
@@ -191,58 +166,33 @@ PYBIND11_MODULE(_core, m) {
         if (psm.ndim() != 2 || psm.shape(1) != n) throw std::invalid_argument("psm must be n x n");
         check_estimates(estimates, n);
         const std::int64_t M = estimates.shape(0);
-        std::vector<double> out;
         const auto pk = parse_pairwise(kind);
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
-          out = pairwise_losses(psm.data(), n, 1.0, pk, a, b, estimates.data(), M, n_jobs, interrupt.get());
-        }
-        interrupt.raise_if_stopped();
-        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        const std::vector<double> out = without_gil([&](Interrupt* stop) {
+          return pairwise_losses(psm.data(), n, 1.0, pk, a, b, estimates.data(), M, n_jobs, stop);
+        });
+        return to_array(out);
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"), py::arg("estimates"),
       py::arg("n_jobs") = 1);
 
-  m.def(
-      "coclustering",
-      [](const CompactDraws& draws, int n_jobs) {
-        const std::int64_t n = draws.n();
-        py::array_t<std::int32_t> co({n, n});
-        std::int32_t* out = co.mutable_data();
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
-          draws.visit([&](auto v) { coclustering(v, out, n_jobs, interrupt.get()); });
-        }
-        interrupt.raise_if_stopped();
-        return co;
-      },
-      py::arg("draws"), py::arg("n_jobs") = 1);
-
-  m.def(
-      "psm_matrix",
-      [](const CompactDraws& draws, int n_jobs) {
-        const std::int64_t n = draws.n();
-        py::array_t<double> psm({n, n});
-        double* out = psm.mutable_data();
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
-          draws.visit([&](auto v) { coclustering(v, out, n_jobs, interrupt.get()); });
-        }
-        interrupt.raise_if_stopped();
-        return psm;
-      },
-      "The posterior similarity matrix (co-clustering counts / H), n x n float64, built in place.",
-      py::arg("draws"), py::arg("n_jobs") = 1);
+  // The n x n co-clustering counts (int32) or their share of the draws (the PSM, float64).
+  auto coclustering_matrix = [](auto zero) {
+    return [](const CompactDraws& draws, int n_jobs) {
+      py::array_t<decltype(zero)> out({draws.n(), draws.n()});
+      auto* o = out.mutable_data();
+      without_gil([&](Interrupt* stop) { draws.visit([&](auto v) { coclustering(v, o, n_jobs, stop); }); });
+      return out;
+    };
+  };
+  m.def("coclustering", coclustering_matrix(std::int32_t{}), py::arg("draws"), py::arg("n_jobs") = 1);
+  m.def("psm_matrix", coclustering_matrix(double{}),
+        "The posterior similarity matrix (co-clustering counts / H), n x n float64, built in place.",
+        py::arg("draws"), py::arg("n_jobs") = 1);
 
   m.def(
       "count_table_bytes",
       [](const CompactDraws& draws, std::int32_t max_clusters, const CountLoss& loss) {
-        std::int64_t rows = 0;
-        for (const auto k : draws.clusters_per_draw()) rows += k;
-        return count_table_bytes(rows, draws.H(), draws.n(), max_clusters, !loss.additive(),
+        return count_table_bytes(draws.rows(), draws.H(), draws.n(), max_clusters, !loss.additive(),
                                  scores_by_cell_sums(loss.kind));
       },
       py::arg("draws"), py::arg("max_clusters"), py::arg("loss"),

@@ -1,8 +1,7 @@
-// Bindings of the generic (callback) path: the SALSO search and loss evaluation for losses
-// written in Python as functions of contingency tables. The engine runs with the GIL released;
-// each callback takes the GIL, hands the callable a read-only int64 array of tables and copies
-// back the losses. Python exceptions travel as pybind11::error_already_set (safe to hold and
-// destroy without the GIL), stop all runs, and are re-raised unchanged to the caller.
+// Bindings of the generic (callback) path: losses written in Python as functions of contingency
+// tables. Each callback takes the GIL and hands the callable a read-only int64 array of tables.
+// Python exceptions travel as pybind11::error_already_set (safe to hold and destroy without the
+// GIL), stop all runs, and are re-raised unchanged to the caller.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -97,15 +96,12 @@ void bind_plugins(py::module_& m) {
         const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
         const TableLossFn fn = python_table_loss(loss);
         std::vector<double> out(static_cast<std::size_t>(M));
-        PythonInterrupt interrupt;
-        {
-          py::gil_scoped_release release;
+        without_gil([&](Interrupt* stop) {
           draws.visit([&](auto v) {
-            for (std::int64_t r = 0; r < M && !interrupt.get()->stopped(); ++r)
-              out[r] = callback_expected_loss(v, layout, fn, e + r * n, max_cells, interrupt.get());
+            for (std::int64_t r = 0; r < M && !stop->stopped(); ++r)
+              out[r] = callback_expected_loss(v, layout, fn, e + r * n, max_cells, stop);
           });
-        }
-        interrupt.raise_if_stopped();
+        });
         return py::array_t<double>(static_cast<py::ssize_t>(M), out.data());
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("max_cells") = kDefaultMaxCells,

@@ -1,9 +1,6 @@
-// The SALSO searches over count tables (CountTableState for the built-in and tabulated losses,
-// CountSumState for count-sum formulas), the heaviest code of the module, in translation units
-// by concept, compiled in parallel: the searches over CountTableState (table_search_counts.cpp)
-// and over CountSumState (table_search_countsum.cpp), and the scores of each loss family
-// (table_scores_cellsums.cpp, _omari.cpp, _entropy.cpp), so that touching one scorer header
-// rebuilds one unit. module.cpp and countsum.cpp call them through with_table_search.
+// The SALSO searches over count tables, the heaviest code of the module, split into units
+// compiled in parallel (table_search_*.cpp, and the scores of each loss family in
+// table_scores_*.cpp); module.cpp and countsum.cpp call them through with_table_search.
 #pragma once
 #include <cstdint>
 #include <stdexcept>

@@ -25,12 +25,7 @@ py::array_t<double> particle_vi_matrix(const CompactDraws& draws, const CArray<s
   py::array_t<double> out({static_cast<py::ssize_t>(H), static_cast<py::ssize_t>(L)});
   double* o = out.mutable_data();
   const std::int32_t* p = particles.data();
-  PythonInterrupt interrupt;
-  {
-    py::gil_scoped_release release;
-    draws.visit([&](auto v) { particle_vi(v, p, L, o, n_jobs, interrupt.get()); });
-  }
-  interrupt.raise_if_stopped();
+  without_gil([&](Interrupt* stop) { draws.visit([&](auto v) { particle_vi(v, p, L, o, n_jobs, stop); }); });
   return out;
 }
 

@@ -30,29 +30,25 @@ double callback_expected_loss(const DrawsView<Label>& d, const TableLayout& layo
   std::vector<double> losses;
   std::vector<std::int64_t> draws;
   double total = 0.0;
-  for (const auto& g : layout.groups(CallbackState<Label>::kCallCells / static_cast<double>(C))) {
-    const std::int32_t R = g.rows;
+  bool stopped = false;
+  layout.for_each_batch(C, max_cells, [&](std::int64_t lo, std::int64_t hi, std::int32_t R) {
+    stopped = stopped || (interrupt && interrupt->poll());
+    if (stopped) return;
+    const std::int64_t B = hi - lo;
     const std::int64_t cells = static_cast<std::int64_t>(R) * C;
-    const std::int64_t step = std::max<std::int64_t>(1, max_cells / cells);
-    for (std::int64_t lo = g.begin; lo < g.end; lo += step) {
-      if (interrupt && interrupt->poll()) return std::numeric_limits<double>::quiet_NaN();
-      const std::int64_t hi = std::min(g.end, lo + step), B = hi - lo;
-      // A fresh buffer when the callee kept the last one alive.
-      if (!buffer || buffer.use_count() > 1) buffer = std::make_shared<std::vector<std::int64_t>>();
-      if (static_cast<std::int64_t>(buffer->size()) < B * cells) buffer->resize(static_cast<std::size_t>(B * cells));
-      std::int64_t* t = buffer->data();
-      std::fill(t, t + B * cells, std::int64_t{0});
-      draws.assign(layout.order().begin() + lo, layout.order().begin() + hi);
-      for (std::int64_t i = 0; i < d.n; ++i) {
-        const Label* l = d.item(i);
-        std::int64_t* col = t + est[i];
-        for (std::int64_t b = 0; b < B; ++b) ++col[b * cells + static_cast<std::int64_t>(l[draws[b]]) * C];
-      }
-      losses.resize(static_cast<std::size_t>(B));
-      fn(buffer, B, R, C, losses.data());
-      for (std::int64_t b = 0; b < B; ++b) total += losses[static_cast<std::size_t>(b)];
+    std::int64_t* t = reserve_tables(buffer, B * cells);
+    std::fill(t, t + B * cells, std::int64_t{0});
+    draws.assign(layout.order().begin() + lo, layout.order().begin() + hi);
+    for (std::int64_t i = 0; i < d.n; ++i) {
+      const Label* l = d.item(i);
+      std::int64_t* col = t + est[i];
+      for (std::int64_t b = 0; b < B; ++b) ++col[b * cells + static_cast<std::int64_t>(l[draws[b]]) * C];
     }
-  }
+    losses.resize(static_cast<std::size_t>(B));
+    fn(buffer, B, R, C, losses.data());
+    for (std::int64_t b = 0; b < B; ++b) total += losses[static_cast<std::size_t>(b)];
+  });
+  if (stopped) return std::numeric_limits<double>::quiet_NaN();
   return total / static_cast<double>(d.H);
 }
 

@@ -1,9 +1,6 @@
-// Search state for general losses written outside the engine (Python plugins): any function of
-// the contingency table between the estimate and one draw. The count tables are a CountTable
-// (count_storage.hpp); scoring an item
-// builds, for every draw and every candidate slot, the table the move would produce and hands
-// them in batches to a callback. Draws are grouped by their number of clusters so that each
-// batch is padded only to the largest draw of its group.
+// Search state for losses written outside the engine (Python plugins): any function of the
+// contingency table of the estimate and one draw. Scoring an item builds, for every draw and
+// candidate slot, the table the move would produce and hands them in batches to a callback.
 #pragma once
 #include <algorithm>
 #include <cassert>
@@ -24,6 +21,13 @@ namespace salsox {
 // the state then writes the next batch into a fresh buffer.
 using TableBuffer = std::shared_ptr<std::vector<std::int64_t>>;
 
+// Room for `cells` cells in `buffer`: a fresh buffer when the callee kept the last one alive.
+inline std::int64_t* reserve_tables(TableBuffer& buffer, std::int64_t cells) {
+  if (!buffer || buffer.use_count() > 1) buffer = std::make_shared<std::vector<std::int64_t>>();
+  if (static_cast<std::int64_t>(buffer->size()) < cells) buffer->resize(static_cast<std::size_t>(cells));
+  return buffer->data();
+}
+
 // Losses of B contingency tables, each R x C (draw clusters x estimate clusters, row-major, int64),
 // held in `tables`; writes out[0..B). Zero rows and columns are padding. May throw.
 using TableLossFn = std::function<void(const TableBuffer& tables, std::int64_t B, std::int32_t R,
@@ -36,6 +40,9 @@ using TableLossFn = std::function<void(const TableBuffer& tables, std::int64_t B
 class TableLayout {
  public:
   static constexpr std::size_t kMaxGroups = 16;
+  // Cost of one callback call, in table cells (a Python call with a few numpy operations costs
+  // as much as some 10^4 cells of numpy work).
+  static constexpr double kCallCells = 16384.0;
 
   struct Group {
     std::int64_t begin, end;  // range of order()
@@ -80,6 +87,16 @@ class TableLayout {
       }
     }
     return plans_[best];
+  }
+
+  // Calls f(lo, hi, R) over ranges of order() when every draw's table is R x C: group by group
+  // (for one table a draw), each range of at most max_cells cells (at least one draw).
+  template <class F>
+  void for_each_batch(std::int32_t C, std::int64_t max_cells, F&& f) const {
+    for (const auto& g : groups(kCallCells / static_cast<double>(C))) {
+      const std::int64_t step = std::max<std::int64_t>(1, max_cells / (static_cast<std::int64_t>(g.rows) * C));
+      for (std::int64_t lo = g.begin; lo < g.end; lo += step) f(lo, std::min(g.end, lo + step), g.rows);
+    }
   }
 
  private:
@@ -151,10 +168,6 @@ class CallbackState {
  public:
   using Count = std::int32_t;
 
-  // Cost of one callback call, in table cells (a Python call with a few numpy operations costs
-  // as much as some 10^4 cells of numpy work).
-  static constexpr double kCallCells = 16384.0;
-
   // `max_cells` caps the int64 cells of one batch (memory per thread); larger batches are split.
   CallbackState(const DrawsView<Label>& draws, const TableLayout& layout, TableLossFn loss,
                 std::int32_t max_clusters, std::int64_t max_cells)
@@ -186,7 +199,7 @@ class CallbackState {
     std::fill(out, out + C, 0.0);
     const Label* lab = d_.item(i);
     const double per_row = static_cast<double>(C) * C;
-    for (const auto& g : layout_.groups(kCallCells / per_row)) {
+    for (const auto& g : layout_.groups(TableLayout::kCallCells / per_row)) {
       const std::int32_t R = g.rows;
       const std::int64_t cells = static_cast<std::int64_t>(R) * C;  // of one table
       const std::int64_t per_draw = C * cells;
@@ -195,7 +208,7 @@ class CallbackState {
       // Tables x = g.begin * C .. g.end * C - 1: draw order()[x / C], item in slot x % C.
       for (std::int64_t lo = g.begin * C; lo < g.end * C; lo += step) {
         const std::int64_t hi = std::min(g.end * C, lo + step);
-        std::int64_t* t = reserve((hi - lo) * cells);
+        std::int64_t* t = reserve_tables(buffer_, (hi - lo) * cells);
         for (std::int64_t x = lo; x < hi; ++x, t += cells) {
           const std::int64_t h = layout_.order()[x / C];
           const std::int32_t k = static_cast<std::int32_t>(x % C);
@@ -221,8 +234,8 @@ class CallbackState {
     const std::int32_t q = table_.slots();
     const std::int32_t C = std::max(q, 1);
     double total = 0.0;
-    for_each_batch(1, C, [&](std::int64_t lo, std::int64_t hi, std::int32_t R) {
-      std::int64_t* t = reserve((hi - lo) * R * C);
+    layout_.for_each_batch(C, max_cells_, [&](std::int64_t lo, std::int64_t hi, std::int32_t R) {
+      std::int64_t* t = reserve_tables(buffer_, (hi - lo) * R * C);
       for (std::int64_t j = lo; j < hi; ++j, t += static_cast<std::int64_t>(R) * C)
         copy_table(layout_.order()[j], R, q, C, t);
       evaluate(hi - lo, R, C);
@@ -232,18 +245,6 @@ class CallbackState {
   }
 
  private:
-  // Calls f(lo, hi, R) over ranges of layout order, each of at most max_cells_ cells when every
-  // draw contributes `tables` tables of R x C.
-  template <class F>
-  void for_each_batch(std::int32_t tables, std::int32_t C, F&& f) {
-    const double per_row = static_cast<double>(tables) * C;
-    for (const auto& g : layout_.groups(kCallCells / per_row)) {
-      const std::int64_t per_draw = static_cast<std::int64_t>(tables) * g.rows * C;
-      const std::int64_t step = std::max<std::int64_t>(1, max_cells_ / per_draw);
-      for (std::int64_t lo = g.begin; lo < g.end; lo += step) f(lo, std::min(g.end, lo + step), g.rows);
-    }
-  }
-
   // Draw h's table, padded to R x C (estimate slots 0..q-1, zero beyond), into t.
   void copy_table(std::int64_t h, std::int32_t R, std::int32_t q, std::int32_t C, std::int64_t* t) const {
     const std::int32_t stride = table_.stride();
@@ -255,12 +256,6 @@ class CallbackState {
       for (std::int32_t c = q; c < C; ++c) t[c] = 0;
     }
     std::fill(t, t + static_cast<std::int64_t>(R - k) * C, std::int64_t{0});
-  }
-
-  std::int64_t* reserve(std::int64_t cells) {
-    if (!buffer_ || buffer_.use_count() > 1) buffer_ = std::make_shared<std::vector<std::int64_t>>();
-    if (static_cast<std::int64_t>(buffer_->size()) < cells) buffer_->resize(static_cast<std::size_t>(cells));
-    return buffer_->data();
   }
 
   void evaluate(std::int64_t B, std::int32_t R, std::int32_t C) {

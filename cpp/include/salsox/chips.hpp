@@ -9,31 +9,18 @@
 // the threshold. Ties (items, then labels) are broken uniformly at random from the run's own
 // stream (seed, run), so results do not depend on the number of threads.
 //
-// Speed-up, exact: c_i never increases from one step to the next (A only shrinks, and the
-// draws counted for a label created at step t were counted for "new" before it), so a stale
-// count is an upper bound. Items are examined in decreasing order of their bound and the
-// search for the step's maximum stops as soon as no remaining bound can reach it; the tie set
-// found is the same as a full recount would give. And an item that all draws of A put in one
-// existing CHIPS cluster keeps c_i = |A| from then on, so it is never recounted.
+// Speed-up, exact: c_i never increases from one step to the next (A only shrinks, and draws
+// counted for a label created at step t counted for "new" before it), so a stale count is an
+// upper bound: items are examined in decreasing order of their bound until none can reach the
+// step's maximum. An item that all draws of A put in one existing cluster keeps c_i = |A|.
 #pragma once
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 #include <vector>
-
-#ifdef _OPENMP
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#endif
 
 #include "draws.hpp"
 #include "rng.hpp"
@@ -72,6 +59,19 @@ struct ChipsRunResult {
   std::int64_t final_size(const ChipsStart& s) const { return s.size + static_cast<std::int64_t>(items.size()); }
 };
 
+// The first member of each cluster of `labels` (n labels, -1 unallocated); -1 for a label
+// that no item has.
+inline std::vector<std::int64_t> cluster_representatives(const std::int32_t* labels, std::int64_t n) {
+  std::vector<std::int64_t> rep;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int32_t c = labels[i];
+    if (c < 0) continue;
+    if (c >= static_cast<std::int32_t>(rep.size())) rep.resize(static_cast<std::size_t>(c) + 1, -1);
+    if (rep[c] < 0) rep[c] = i;
+  }
+  return rep;
+}
+
 // `initial`: n labels, -1 for unallocated, others 0..K0-1 each used (nullptr: none).
 template <class Label>
 ChipsStart chips_start(const DrawsView<Label>& v, const std::int32_t* initial) {
@@ -82,14 +82,11 @@ ChipsStart chips_start(const DrawsView<Label>& v, const std::int32_t* initial) {
   std::vector<std::int64_t> rep;  // first member of each initial cluster
   if (initial) {
     for (std::int64_t i = 0; i < v.n; ++i) {
-      const std::int32_t c = initial[i];
-      if (c < -1 || c >= v.n) throw std::invalid_argument("initial labels must be -1 or 0..n-1");
-      s.labels[i] = c;
-      if (c < 0) continue;
-      ++s.size;
-      if (c >= static_cast<std::int32_t>(rep.size())) rep.resize(static_cast<std::size_t>(c) + 1, -1);
-      if (rep[c] < 0) rep[c] = i;
+      if (initial[i] < -1 || initial[i] >= v.n) throw std::invalid_argument("initial labels must be -1 or 0..n-1");
+      s.labels[i] = initial[i];
+      s.size += initial[i] >= 0;
     }
+    rep = cluster_representatives(initial, v.n);
     for (const auto r : rep)
       if (r < 0) throw std::invalid_argument("initial labels must be 0..K-1 without gaps");
   }
@@ -115,6 +112,11 @@ ChipsStart chips_start(const DrawsView<Label>& v, const std::int32_t* initial) {
   for (std::int64_t h = 0; h < v.H; ++h)
     if (ok[h]) s.active.push_back(static_cast<std::int32_t>(h));
   return s;
+}
+
+// One of `among` uniformly: a draw from rng only when there is a choice.
+inline std::int32_t pick(Rng& rng, const std::vector<std::int32_t>& among) {
+  return among.size() > 1 ? among[rng.below(among.size())] : among[0];
 }
 
 // One thread's workspace, reused for all of its runs.
@@ -153,7 +155,7 @@ class ChipsRun {
           static_cast<double>(active_.size()) / H >= o.threshold) {
         allocate_tied(res, rng, control, [&](std::int32_t j) {
           count(j, true);
-          return label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
+          return pick(rng, label_ties_);
         });
         break;
       }
@@ -166,8 +168,7 @@ class ChipsRun {
         const std::int32_t i = heap_.back().second;
         heap_.pop_back();
         control.poll();
-        // An item all of whose consistent draws put it in one existing cluster keeps doing so
-        // as A shrinks: its count is |A| without a recount.
+        // An item that all draws of A put in one existing cluster counts |A| from then on.
         const std::int64_t c = full_[i] ? static_cast<std::int64_t>(active_.size()) : count(i, false);
         if (!full_[i] && c > 0 && c == static_cast<std::int64_t>(active_.size()) && touched_[0] < K_) {
           full_[i] = 1;
@@ -195,15 +196,10 @@ class ChipsRun {
         break;
       }
       std::sort(ties_.begin(), ties_.end());
-      const std::int32_t j = ties_.size() > 1 ? ties_[rng.below(ties_.size())] : ties_[0];
+      const std::int32_t j = pick(rng, ties_);
       count(j, true);  // its tied labels, into label_ties_ (ascending)
-      const std::int32_t l =
-          label_ties_.size() > 1 ? label_ties_[rng.below(label_ties_.size())] : label_ties_[0];
-      allocate(j, l);
+      allocate(res, j, pick(rng, label_ties_));
       if (full_[j]) --full_left_;
-      res.items.push_back(j);
-      res.labels.push_back(l);
-      res.counts.push_back(static_cast<std::int64_t>(active_.size()));
       for (const auto& e : examined_)
         if (e.second != j) {
           heap_.emplace_back(e.first, e.second);
@@ -214,11 +210,9 @@ class ChipsRun {
   }
 
  private:
-  // Every item left ties, so each step picks an item uniformly, then its label with
-  // pick_label(j), as the loop above would after counting every item (the same draws from rng),
-  // without its O(n log n) pops and pushes per step. Two cases: no draw is left in A (every
-  // item counts 0, every label ties), or every item keeps its one cluster in all draws of A
-  // (all count |A| and A no longer shrinks).
+  // Every item left ties (no draw left in A, or every item keeps its one cluster in all draws of
+  // A): each step picks an item, then its label with pick_label(j), drawing from rng as the loop
+  // above would, without its O(n log n) pops and pushes per step.
   template <class PickLabel>
   void allocate_tied(ChipsRunResult& res, Rng& rng, StopControl& control, PickLabel&& pick_label) {
     ties_.clear();
@@ -230,11 +224,7 @@ class ChipsRun {
       const std::size_t at = ties_.size() > 1 ? static_cast<std::size_t>(rng.below(ties_.size())) : 0;
       const std::int32_t j = ties_[at];
       ties_.erase(ties_.begin() + static_cast<std::ptrdiff_t>(at));
-      const std::int32_t l = pick_label(j);
-      allocate(j, l);
-      res.items.push_back(j);
-      res.labels.push_back(l);
-      res.counts.push_back(static_cast<std::int64_t>(active_.size()));
+      allocate(res, j, pick_label(j));
     }
     full_left_ = 0;
   }
@@ -296,8 +286,9 @@ class ChipsRun {
     return best;
   }
 
-  // Item j joins CHIPS cluster l (K: a new one); A keeps the draws where j landed in l.
-  void allocate(std::int32_t j, std::int32_t l) {
+  // Item j joins CHIPS cluster l (K: a new one), a step of `res`; A keeps the draws where j
+  // landed in l.
+  void allocate(ChipsRunResult& res, std::int32_t j, std::int32_t l) {
     const Label* lj = v_.item(j);
     std::size_t kept = 0;
     for (std::size_t t = 0; t < active_.size(); ++t) {
@@ -320,6 +311,9 @@ class ChipsRun {
     abase_.resize(kept);
     if (l == K_) ++K_;
     labels_[j] = l;
+    res.items.push_back(j);
+    res.labels.push_back(l);
+    res.counts.push_back(static_cast<std::int64_t>(kept));
   }
 
   const DrawsView<Label>& v_;
@@ -427,9 +421,8 @@ struct ChipsRow {
 
 // Path: for every size from the start's up to the largest reached, the state with the highest
 // probability; ties go to the lexicographically smallest canonical labels, so the choice
-// depends neither on run order nor on threads. Rows largest subset first. A row is (run, size)
-// without its labels: n + 1 rows of n labels are 4 n^2 bytes (10 GB at n = 50,000), and the
-// start with the run's first size - start.size steps rebuilds them on demand.
+// depends neither on run order nor on threads. Rows largest subset first, without their labels
+// (n + 1 rows of n labels are 4 n^2 bytes): the run's steps rebuild them on demand.
 inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vector<ChipsRunResult>& runs) {
   ChipsStates st(start, runs);
   std::int64_t top = start.size;
@@ -437,12 +430,11 @@ inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vect
   std::vector<ChipsRow> rows;
   for (std::int64_t s = start.size; s <= top; ++s) {
     std::int64_t best = -1;
-    for (std::size_t r = 0; r < runs.size(); ++r)
-      if (st.final_size(r) >= s && st.count(r, s) > best) best = st.count(r, s);
     std::size_t chosen = runs.size();
     for (std::size_t r = 0; r < runs.size(); ++r) {
-      if (st.final_size(r) < s || st.count(r, s) != best) continue;
-      if (chosen == runs.size() || st.canonical_less(st.labels(r, s), st.labels(chosen, s))) chosen = r;
+      if (st.final_size(r) < s || st.count(r, s) < best) continue;
+      if (st.count(r, s) > best || st.canonical_less(st.labels(r, s), st.labels(chosen, s))) chosen = r;
+      best = st.count(r, s);
     }
     ChipsRow row;
     row.run = static_cast<std::int64_t>(chosen);
@@ -485,13 +477,7 @@ inline std::vector<ChipsRow> chips_finals(const ChipsStart& start, const std::ve
 template <class Label>
 void chips_consistency(const DrawsView<Label>& v, const std::int32_t* labels, std::uint8_t* consistent,
                        std::vector<std::int64_t>& together, std::vector<std::int32_t>& stamp) {
-  std::vector<std::int64_t> rep;
-  for (std::int64_t i = 0; i < v.n; ++i) {
-    const std::int32_t c = labels[i];
-    if (c < 0) continue;
-    if (c >= static_cast<std::int32_t>(rep.size())) rep.resize(static_cast<std::size_t>(c) + 1, -1);
-    if (rep[c] < 0) rep[c] = i;
-  }
+  const std::vector<std::int64_t> rep = cluster_representatives(labels, v.n);
   const auto K = static_cast<std::int32_t>(rep.size());
   // ok[c * H + h]: cluster c's members share a label in draw h.
   std::vector<std::uint8_t> ok(static_cast<std::size_t>(K) * static_cast<std::size_t>(v.H), 1);

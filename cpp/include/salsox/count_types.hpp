@@ -7,18 +7,7 @@
 namespace salsox {
 
 // Index of the lowest set bit of a nonzero word.
-inline int ctz64(std::uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_ctzll(x);
-#else
-  int k = 0;
-  while (!(x & 1)) {
-    x >>= 1;
-    ++k;
-  }
-  return k;
-#endif
-}
+inline int ctz64(std::uint64_t x) { return __builtin_ctzll(x); }
 
 // The per-draw visitor of a count table's add and remove that does nothing (see
 // CountTable::add).

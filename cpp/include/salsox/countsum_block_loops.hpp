@@ -52,75 +52,32 @@ inline void cs_map1(std::int64_t len, CsArg a, double* out, F f) {
 // out[b * Q + k] = f(x, y) for b < nb, k < Q, one operand varying with b (per draw) and the
 // other with k (per slot): one dispatch per block, and an inner loop over the slots that
 // vectorises (the output is a block buffer, never an operand: restrict spares the overlap
-// check per draw).
-template <class F>
-inline void cs_outer_loop(std::int64_t nb, std::int64_t Q, const double* __restrict a, bool a_draw,
-                          const double* __restrict b, double* __restrict out, F f) {
-  if (a_draw) {
-    for (std::int64_t r = 0; r < nb; ++r) {
-      const double x = a[r];
-      double* o = out + r * Q;
-      for (std::int64_t k = 0; k < Q; ++k) o[k] = f(x, b[k]);
-    }
-  } else {
-    for (std::int64_t r = 0; r < nb; ++r) {
-      const double y = b[r];
-      double* o = out + r * Q;
-      for (std::int64_t k = 0; k < Q; ++k) o[k] = f(a[k], y);
-    }
-  }
-}
-
-// cs_outer_loop with rows of W >= Q values: row r writes W values from out + r * Q, the ones
-// past its Q overwritten by row r + 1 (or falling in the buffer's slack past the block); the
-// per-slot operand holds at least W values. No remainder loop per row.
+// check per draw). With W > 0 (W >= Q), rows of W values: row r writes W values from
+// out + r * Q, the ones past its Q overwritten by row r + 1 (or falling in the buffer's slack
+// past the block); the per-slot operand holds at least W values. No remainder loop per row.
 template <std::int64_t W, class F>
 inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restrict a, bool a_draw,
-                          const double* __restrict b, double* out, F f) {
+                          const double* __restrict b, double* __restrict out, F f) {
+  const std::int64_t width = W > 0 ? W : Q;
   if (a_draw) {
     for (std::int64_t r = 0; r < nb; ++r) {
       const double x = a[r];
       double* o = out + r * Q;
-      for (std::int64_t k = 0; k < W; ++k) o[k] = f(x, b[k]);
+      for (std::int64_t k = 0; k < width; ++k) o[k] = f(x, b[k]);
     }
   } else {
     for (std::int64_t r = 0; r < nb; ++r) {
       const double y = b[r];
       double* o = out + r * Q;
-      for (std::int64_t k = 0; k < W; ++k) o[k] = f(a[k], y);
+      for (std::int64_t k = 0; k < width; ++k) o[k] = f(a[k], y);
     }
   }
-}
-
-// Binary operation `op` as an outer combination: `a` is the per-draw operand when a_draw, else the
-// per-slot one (and `b` the other). With Q <= kMaxRowWidth the per-slot operand and `out` need
-// kMaxRowWidth - 1 values of slack past Q and nb * Q.
-inline void cs_outer(CsOp op, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
-                     double* out) {
-  cs_binary_functor(op, [&](auto f) {
-    // Fixed-width rows for the arithmetic operations only (the sums and products of pair counts
-    // of Jaccard-like indices): each width is more code to compile for every loss state.
-    using F = decltype(f);
-    constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
-                          std::is_same_v<F, CsDiv>;
-    if constexpr (rows) {
-      if (Q <= kMaxRowWidth) {
-        cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
-        return 0;
-      }
-    }
-    cs_outer_loop(nb, Q, a, a_draw, b, out, f);
-    return 0;
-  });
 }
 
 // sqrt over a block. std::sqrt may set errno, which keeps the compiler from vectorising its
 // loop; the SSE2 square root is the same correctly rounded IEEE operation, two at a time.
 inline void cs_sqrt(std::int64_t len, CsArg a, double* out) {
-  if (!a.p) {
-    cs_map1(len, a, out, [](double t) { return std::sqrt(t); });
-    return;
-  }
+  if (!a.p) return cs_map1(len, a, out, [](double t) { return std::sqrt(t); });
   std::int64_t e = 0;
 #if defined(__SSE2__)
   for (; e + 2 <= len; e += 2) _mm_storeu_pd(out + e, _mm_sqrt_pd(_mm_loadu_pd(a.p + e)));
@@ -270,24 +227,6 @@ SALSOX_TARGET_AVX2 inline void cs_div_sqrt_avx2(std::int64_t len, CsArg a, const
 }
 #endif
 
-template <SimdPath P>
-inline void cs_div_sqrt_on(std::int64_t len, CsArg a, const double* q, double* out) {
-#if SALSOX_SIMD_X86
-  if constexpr (P != SimdPath::Baseline) return cs_div_sqrt_avx2(len, a, q, out);
-#endif
-  cs_div_sqrt(len, a, q, out);
-}
-
-template <SimdPath P>
-inline void cs_sqrt_on(std::int64_t len, CsArg a, double* out) {
-#if SALSOX_SIMD_X86
-  if constexpr (P != SimdPath::Baseline) {
-    if (a.p) return cs_sqrt_avx2(len, a.p, out);
-  }
-#endif
-  cs_sqrt(len, a, out);
-}
-
 // acc[k] += g(f[b * Q + k]) for b < nb, k < Q, with W >= Q accumulators in registers across
 // the rows (a loop over acc in memory waits on each row's stores). Lanes Q..W-1 read the next
 // row's values (or the slack past a block) and are dropped; each slot adds its rows in
@@ -317,15 +256,33 @@ template <SimdPath P>
 struct CsBlockLoops {
   static void node(const CsNode& x, CsOp inner_op, const CsFused& f, std::int64_t len, const CsArg* args,
                    double* out) {
-    if (f.kind == kFuseDivSqrt) return cs_div_sqrt_on<P>(len, args[0], args[1].p, out);
+#if SALSOX_SIMD_X86
+    if constexpr (P != SimdPath::Baseline) {  // the square roots four at a time
+      if (f.kind == kFuseDivSqrt) return cs_div_sqrt_avx2(len, args[0], args[1].p, out);
+      if (f.kind == kFuseNone && x.op == CsOp::Sqrt && args[0].p) return cs_sqrt_avx2(len, args[0].p, out);
+    }
+#endif
     if (f.kind != kFuseNone) return cs_apply_fused(inner_op, f, len, args, out);
-    if (x.op == CsOp::Sqrt) return cs_sqrt_on<P>(len, args[0], out);
     cs_apply(x, len, args[0], args[1], args[2], out);
   }
 
   static void outer(CsOp op, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
                     double* out) {
-    cs_outer(op, nb, Q, a, a_draw, b, out);
+    cs_binary_functor(op, [&](auto f) {
+      // Fixed-width rows for the arithmetic operations only (the sums and products of pair counts
+      // of Jaccard-like indices): each width is more code to compile for every loss state.
+      using F = decltype(f);
+      constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
+                            std::is_same_v<F, CsDiv>;
+      if constexpr (rows) {
+        if (Q <= kMaxRowWidth) {
+          cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
+          return 0;
+        }
+      }
+      cs_outer_rows<0>(nb, Q, a, a_draw, b, out, f);
+      return 0;
+    });
   }
 
   static void indexed(CsOp op, std::int64_t len, const double* a, const std::int32_t* ia, const double* b,
@@ -348,34 +305,22 @@ struct CsBlockLoops {
 };
 
 #if SALSOX_SIMD_X86
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_node_avx2(const CsNode& x, CsOp inner_op,
-                                                                     const CsFused& f, std::int64_t len,
-                                                                     const CsArg* args, double* out) {
-  CsBlockLoops<SimdPath::AVX2>::node(x, inner_op, f, len, args, out);
-}
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_outer_avx2(CsOp op, std::int64_t nb, std::int64_t Q,
-                                                                      const double* a, bool a_draw, const double* b,
-                                                                      double* out) {
-  CsBlockLoops<SimdPath::AVX2>::outer(op, nb, Q, a, a_draw, b, out);
-}
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_indexed_avx2(CsOp op, std::int64_t len, const double* a,
-                                                                        const std::int32_t* ia, const double* b,
-                                                                        const std::int32_t* ib, double* out) {
-  CsBlockLoops<SimdPath::AVX2>::indexed(op, len, a, ia, b, ib, out);
-}
-SALSOX_TARGET_AVX2 __attribute__((flatten)) inline void cs_accumulate_avx2(std::int64_t nb, std::int64_t Q,
-                                                                           const double* f, double* acc,
-                                                                           const CsOp* op, double s,
-                                                                           bool scalar_left) {
-  CsBlockLoops<SimdPath::AVX2>::accumulate(nb, Q, f, acc, op, s, scalar_left);
-}
+// Operation F of CsBlockLoops<AVX2> under the AVX2 target, everything it calls inlined.
+template <auto F>
+struct CsAvx2;
+template <class... A, void (*F)(A...)>
+struct CsAvx2<F> {
+  SALSOX_TARGET_AVX2 __attribute__((flatten)) static void run(A... a) { F(a...); }
+};
 #endif
 
 const CsBlockOps& cs_block_ops(SimdPath path) {
   using Base = CsBlockLoops<SimdPath::Baseline>;
   static const CsBlockOps baseline{&Base::node, &Base::outer, &Base::indexed, &Base::accumulate};
 #if SALSOX_SIMD_X86
-  static const CsBlockOps avx2{&cs_node_avx2, &cs_outer_avx2, &cs_indexed_avx2, &cs_accumulate_avx2};
+  using Avx2 = CsBlockLoops<SimdPath::AVX2>;
+  static const CsBlockOps avx2{&CsAvx2<&Avx2::node>::run, &CsAvx2<&Avx2::outer>::run, &CsAvx2<&Avx2::indexed>::run,
+                               &CsAvx2<&Avx2::accumulate>::run};
   if (path != SimdPath::Baseline) return avx2;
 #endif
   (void)path;

@@ -1,8 +1,6 @@
-// The count-sum formula's node operations over blocks of values, the loops that the dense and
-// sparse scores (countsum_dense.hpp, countsum_sparse.hpp) run node by node. They depend on
-// neither the label nor the count width of a table, so they are compiled once per instruction
-// set, in one translation unit (countsum_block_loops.hpp, cpp/bindings/countsum_block_ops.cpp),
-// rather than once per count-table shape, and a state reaches them through this table.
+// The count-sum formula's node operations over blocks of values. They depend on neither the
+// label nor the count width of a table, so they are compiled once per instruction set
+// (countsum_block_loops.hpp) and a state reaches them through this table.
 #pragma once
 #include <cstdint>
 #include <type_traits>

@@ -1,17 +1,11 @@
-// The dense scores of CountSumState (declared in countsum_state.hpp, which includes this file
-// after the class): every draw x candidate slot, the compiled formula run node by node over
-// blocks of draws x slots, each node's loop on the state's instruction set (CsBlockOps): each
-// element is one candidate in one draw and every node is an elementwise IEEE operation
-// (no path contracts a multiply and an add, see CMakeLists.txt), and each slot sums its draws
-// in the same order on every path, so the paths give the same bits.
+// The dense scores of CountSumState (included by countsum_state.hpp after the class): the
+// formula over every draw x candidate slot, node by node over blocks. Every node is an
+// elementwise IEEE operation (no path contracts a multiply and an add, see CMakeLists.txt) and
+// each slot sums its draws in the same order on every path, so the paths give the same bits.
 #pragma once
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #if SALSOX_SIMD_X86
 #include <immintrin.h>
 #endif
@@ -22,10 +16,9 @@
 namespace salsox {
 
 #if SALSOX_SIMD_X86
-// The gather of a cell sum whose increment at count x is x (pair counts), rows of W >= q + 1
-// slots: out[b * Q + k] = base + row[k], the counts converted four at a time (the same sums as
-// base + dc[row[k]], dc[x] being x). Each row writes W values; those past its q + 1 are
-// overwritten by the next row or fall in the pool buffer's slack, and the counts read past a
+// The gather of a cell sum whose increment at count x is x (pair counts): out[b * Q + k] =
+// base + row[k], the counts converted four at a time. Each row writes W >= Q values; those past
+// Q are overwritten by the next row or fall in the pool's slack, and the counts read past a
 // row stay inside the table (its cache line of slack).
 template <std::int64_t W, class Count>
 SALSOX_TARGET_AVX2 inline void cs_gather_counts_avx2(const Count* const* rows, const double* S, const double* dc,
@@ -108,7 +101,7 @@ void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, 
   const std::int32_t q = table_.slots();
   const std::int64_t Q = q + 1;
   // With the formula compiled (countsum_kernel.hpp), the blocks need only the per-draw nodes and
-  // the Cell leaves; the kernel reads the per-slot values where they are.
+  // the Cell leaves.
   const bool jit = jit_.fn != nullptr;
   if (!jit)
     for (std::int32_t v : tiled_) {
@@ -122,10 +115,9 @@ void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, 
   const Count* cnt = table_.counts();
   const std::int64_t stride = table_.stride();
   const CsNode& res = loss_.nodes[loss_.result];
-  // Scoring an allocated item (a move), the per-draw nodes are the same for every item: they
-  // depend on the draw sums and the scalars only (the dense program has no CellZero), which
-  // change only with draw_epoch_. They are computed for all draws once per epoch (a square root
-  // per draw, say, not per draw and score), the same operations on the same values.
+  // Scoring an allocated item (a move), the per-draw nodes depend on the draw sums and scalars
+  // only (the dense program has no CellZero): computed for all draws once per draw_epoch_, the
+  // same operations on the same values.
   const bool keep = old >= 0;
   if (keep && dense_epoch_ != draw_epoch_) {
     for (std::int32_t v : block_prog_) {
@@ -134,7 +126,7 @@ void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, 
       run_node(v, d_.H, [&](std::int32_t u) {
         if (u < 0) return CsArg{};
         const CsNode& y = loss_.nodes[u];
-        if (y.shape == kScalar) return scalar_arg(scal_[u]);
+        if (y.shape == kScalar) return CsArg{nullptr, scal_[u]};
         CsArg a;
         a.p = y.op == CsOp::Draw ? draw_.data() + y.a * d_.H : dense_keep_[u].data();
         return a;
@@ -142,9 +134,8 @@ void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, 
     }
     dense_epoch_ = draw_epoch_;
   }
-  // The item's rows of draws h0..h0+nb-1 into rows_next_ (and row_index_next_), prefetched: the
-  // rows are scattered over a table that may not fit in the core's cache, so each block's
-  // misses are started while the block before it is evaluated.
+  // The item's rows of draws h0..h0+nb-1 into rows_next_, prefetched: each block's cache misses
+  // start while the block before it is evaluated.
   auto fetch = [&](std::int64_t h0, std::int64_t nb) {
     for (std::int64_t b = 0; b < nb; ++b) {
       // The draw's row of alloc_, read by the Draw leaves of add scores only.

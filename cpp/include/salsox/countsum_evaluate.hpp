@@ -23,11 +23,9 @@ struct CountSumViolation {
   double value = 0.0;
 };
 
-// One estimate's per-draw losses a block of draws at a time, as DrawBlockLoss (evaluate.hpp)
-// does for count losses: a block's contingency tables counted in one pass over the items, then
-// each draw's sums taken as CountSumState::draw_losses takes them (rows in order, each row's
-// nonzero cells in slot order), so the same bits. Memory O(block), not the count tables of every
-// draw (H x draw clusters x estimate clusters), and a call can stop between blocks.
+// One estimate's per-draw losses a block of draws at a time (as DrawBlockLoss, evaluate.hpp),
+// each draw's sums taken as CountSumState::draw_losses takes them, so the same bits. Memory
+// O(block), and a call can stop between blocks.
 template <class Label, class Count>
 class CountSumBlockLoss {
  public:
@@ -85,11 +83,10 @@ class CountSumBlockLoss {
 };
 
 // Expected loss of each row of `estimates` (M x n, canonical labels 0..q-1), and the first
-// per-draw loss below -tolerance or not finite (lowest estimate row, then draw). With at least
-// as many estimates as threads, each thread takes whole estimates; with fewer, each estimate's
-// blocks of draws (CountSumBlockLoss) are spread over the threads. Either way its draws' losses
-// are summed in draw order, so each value is the same bits whatever the threads. Stops early
-// between blocks when `interrupt` fires (the caller checks it).
+// per-draw loss below -tolerance or not finite (lowest estimate row, then draw). Threads take
+// whole estimates, or with fewer estimates than threads blocks of draws; either way the draws'
+// losses are summed in draw order, so the same bits whatever the threads. Stops early between
+// blocks when `interrupt` fires (the caller checks it).
 template <class Label>
 std::vector<double> countsum_losses(const DrawsView<Label>& d, const CountSumLoss& loss, const std::int32_t* estimates,
                                     std::int64_t M, int n_jobs, double tolerance, CountSumViolation& bad,
@@ -145,11 +142,8 @@ std::vector<double> countsum_losses(const DrawsView<Label>& d, const CountSumLos
       finish(e, per_draw.data());
     }
   });
-  for (const auto& f : found)
-    if (f.draw >= 0) {
-      bad = f;
-      break;
-    }
+  const auto first = std::find_if(found.begin(), found.end(), [](const CountSumViolation& f) { return f.draw >= 0; });
+  if (first != found.end()) bad = *first;
   return out;
 }
 

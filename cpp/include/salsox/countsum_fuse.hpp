@@ -1,20 +1,13 @@
-// Fused node pairs ("superinstructions") of the count-sum block evaluation. The block
-// evaluation runs one loop per node over a block of draws x slots, so each node costs a pass
-// that loads its operands and stores its values; two frequent shapes are run as one loop when
-// the inner node has no other reader:
+// Fused node pairs of the count-sum block evaluation: each node costs a pass over the block,
+// so three frequent shapes run as one loop when the inner node has no other reader:
 //   where(cmp(p, q), b, c)  (the guard of a ratio: where(den == 0, 0, ...)),
 //   a - p / q               (one minus a ratio),
 //   a / sqrt(q)             (a ratio to a geometric mean).
 // Each fused loop performs the same IEEE operations in the same order as the two nodes, so
 // values are bit-identical to the unfused evaluation (and to CountSumLoss::evaluate).
 #pragma once
-#include <cmath>
 #include <cstdint>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "countsum_loss.hpp"
 

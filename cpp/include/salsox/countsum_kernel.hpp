@@ -1,8 +1,7 @@
-// A count-sum formula's dense part as native code (salsox/engine/countsum_jit.py compiles it
-// with llvmlite when that is installed): the Full nodes (per draw and slot) of the formula run as
-// one loop over a block of draws x slots, every intermediate value in registers, instead of one
-// loop per node (countsum_dense.hpp). The kernel performs the node loops' operations in the same
-// order and sums each slot's draws in the same order, so the scores are the same bits.
+// A count-sum formula's dense part as native code (salsox/engine/countsum_jit.py, llvmlite):
+// the Full nodes run as one loop over a block, every intermediate value in registers. It
+// performs the node loops' operations and sums each slot's draws in the same order, so the
+// scores are the same bits.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,9 +22,8 @@ struct CsKernelCall {
   std::vector<std::vector<double>> cells;  // the Cell leaves' values over a block (gathered)
   std::vector<const double*> full, draw, slot;
 
-  // With loss.dense_kernel set, for a formula whose result is Full. A formula with a separable
-  // form is then scored densely too: compiled, every draw x slot costs less than the sparse
-  // scores' node loops over the nonzero cells (benchmarks/bench_losses.py).
+  // With loss.dense_kernel set, for a formula whose result is Full (then scored densely even
+  // with a separable form: compiled, that costs less than the sparse scores).
   // `elems`: values per block, plus `slack` past them; drawv and slotv: the state's buffers.
   void prepare(const CountSumLoss& loss, std::int64_t elems, std::int64_t slack,
                const std::vector<std::vector<double>>& drawv, const std::vector<std::vector<double>>& slotv) {

@@ -1,23 +1,15 @@
-// Count-sum losses: a loss given as a formula in a few per-draw sums of tabulated functions of
-// counts, L = f(n, S_1, S_2, ...), each S_j a sum over the contingency table's cells, over the
-// estimate's clusters or over the draw's clusters of g_j(count) (Jaccard, Fowlkes-Mallows,
-// omARI, NVI, NMI... are all of this form). The formula arrives compiled (by the Python package,
-// which parses it without eval) as a list of nodes in topological order, and is evaluated here
-// natively: once per draw for a loss value, and over whole blocks of draws x candidate slots
-// during the search, each node being one tight loop over the block so that the interpretation
-// cost is amortised.
+// Count-sum losses: L = f(n, S_1, S_2, ...), each S_j a sum of a tabulated g_j(count) over the
+// contingency table's cells, the estimate's clusters or the draw's clusters (Jaccard,
+// Fowlkes-Mallows, omARI, NVI, NMI...). The formula arrives compiled by the Python package as
+// nodes in topological order; the search runs each node as one loop over a block of draws x
+// candidate slots, so that the interpretation cost is amortised.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace salsox {
 
@@ -124,14 +116,12 @@ struct CountSumLoss {
   std::vector<CsNode> nodes;
   std::int32_t result = -1;
   std::int64_t n = 0;
-  // Optional separable form of the formula in the cells an item does not meet (the zero cells,
-  // most of them): f = sum over terms of coefficient(draw) x atom(slot), atom -1 meaning 1,
-  // coefficients being Draw or Scalar nodes (over CellZero leaves) and atoms Slot or Scalar
-  // nodes. With it, a score sums the coefficients over the draws once and evaluates the full
-  // formula only in the nonzero cells (as the built-in NVI does).
+  // Optional separable form of the formula in the cells an item does not meet (most of them):
+  // f = sum over terms of coefficient(draw) x atom(slot), atom -1 meaning 1, coefficients Draw
+  // or Scalar nodes (over CellZero leaves), atoms Slot or Scalar nodes.
   std::vector<std::pair<std::int32_t, std::int32_t>> terms;
-  // Optional: the address of the formula's dense part compiled to native code (0: none), see
-  // countsum_kernel.hpp.
+  // The address of the formula's dense part compiled to native code (0: none, see
+  // countsum_kernel.hpp).
   std::uintptr_t dense_kernel = 0;
 
   std::int32_t sums(SumWhere w) const { return static_cast<std::int32_t>(g[static_cast<int>(w)].size()); }

@@ -1,10 +1,9 @@
-// The sparse scores of CountSumState (declared in countsum_state.hpp, which includes this file
-// after the class): formulas affine in the estimate-only terms are summed per draw over the
-// zero cells and evaluated fully only in the nonzero ones (see prepare_sparse).
+// The sparse scores of CountSumState (included by countsum_state.hpp after the class): a
+// formula with a separable form in the zero cells (CountSumLoss::terms) is summed per draw over
+// those and evaluated fully only in the nonzero cells.
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "countsum_state.hpp"
 #include "simd.hpp"
@@ -78,9 +77,8 @@ void CountSumState<Label, Count>::prepare_sparse() {
 }
 
 // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
-// in every nonzero cell, the formula's value less the separable form's. The nodes run on the
-// state's instruction set (CsBlockOps); every loop is elementwise or sums in a fixed order, and
-// no path contracts a multiply and an add, so the paths give the same bits.
+// in every nonzero cell, the formula's value less the separable form's. Every loop is
+// elementwise or sums in a fixed order, so every instruction set gives the same bits.
 template <class Label, class Count>
 void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out) {
   const std::int32_t q = table_.slots();
@@ -123,9 +121,7 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
       row_index_[b] = r;  // of alloc_ and of the table
       const Count* row = cnt + r * stride;
       rows_[b] = row;
-      if (sizeof(Count) <= 2 && q <= 64) {
-        // A row has few nonzero counts: their slots as a bit mask, then visited bit by bit
-        // (CountTable::for_each_nonzero).
+      if (sizeof(Count) <= 2 && q <= 64) {  // few nonzero counts: visited bit by bit
         const auto bb = static_cast<std::int32_t>(b);
         CountTable<Label, Count>::for_each_nonzero(row, q, old, nullptr, [&](std::int32_t k) SALSOX_INLINE {
           lb_[L] = bb;
@@ -135,21 +131,18 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
         });
         continue;
       }
-      {
-        // 32-bit counts, or more than 64 slots: every slot is written and the list advances past
-        // the nonzero ones only, with no unpredictable branch (L <= nb * q <= the list's
-        // capacity, see score_as).
-        std::int32_t* pb = lb_.data();
-        std::int32_t* pk = lk_.data();
-        std::int32_t* px = lx_.data();
-        const auto bb = static_cast<std::int32_t>(b);
-        for (std::int32_t k = 0; k < q; ++k) {
-          const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
-          pb[L] = bb;
-          pk[L] = k;
-          px[L] = x;
-          L += x != 0;
-        }
+      // Otherwise every slot is written and the list advances past the nonzero ones only, with
+      // no unpredictable branch (L <= nb * q <= the list's capacity, see score_as).
+      std::int32_t* pb = lb_.data();
+      std::int32_t* pk = lk_.data();
+      std::int32_t* px = lx_.data();
+      const auto bb = static_cast<std::int32_t>(b);
+      for (std::int32_t k = 0; k < q; ++k) {
+        const std::int32_t x = static_cast<std::int32_t>(row[k]) - (k == old ? 1 : 0);
+        pb[L] = bb;
+        pk[L] = k;
+        px[L] = x;
+        L += x != 0;
       }
     }
     for (std::int32_t j = 0; j < n_cell_; ++j) {
@@ -197,8 +190,8 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
       }
     }
     if (L == 0) continue;
-    // The list in chunks of kListChunk cells, every node over a chunk before the next chunk,
-    // so that the nodes' buffers stay in the core's first-level cache.
+    // The list in chunks, every node over a chunk before the next, so that the nodes' buffers
+    // stay in L1.
     for (std::int64_t l0 = 0; l0 < L; l0 += kListChunk) {
       const std::int64_t C = std::min(kListChunk, L - l0);
       const std::int32_t* lb = lb_.data() + l0;
@@ -233,9 +226,8 @@ void CountSumState<Label, Count>::score_sparse(std::int64_t i, std::int32_t old,
           run_node(v, C, [&](std::int32_t u) { return list_arg(u); }, o);
         }
       }
-      // In each nonzero cell, the formula less its separable form, sum_t coefficient_t(draw) x
-      // atom_t(slot), added to the cell's slot in one pass (as the built-in NVI folds its
-      // correction): one chain of read-modify-writes per slot instead of one per term.
+      // In each nonzero cell, the formula less its separable form, added to the cell's slot in
+      // one pass: one chain of read-modify-writes per slot instead of one per term.
       const double* f = lbuf_[loss_.result].data();
       double* acc = acc_.data();
       auto coef = [&](std::size_t t, const double*& p, double& s) {

@@ -1,21 +1,11 @@
-// Search state for count-sum losses (countsum_loss.hpp). The count tables are a CountTable
-// (count_storage.hpp); this state adds the running per-draw sums: for each draw h the cell sums and draw sums, and the estimate sums.
-// Moving item i (draw cluster c_h(i)) into slot k changes a cell sum by g(n_ck + 1) - g(n_ck)
-// and an estimate sum by g(m_k + 1) - g(m_k); scoring reads each draw's row once, builds the
-// sums every candidate slot would give over a block of draws, and runs the compiled formula
-// over the whole block (a node is one loop over draws x slots).
+// Search state for count-sum losses (countsum_loss.hpp): a CountTable (count_storage.hpp) and
+// the running sums, per draw (cell and draw sums) and of the estimate. Moving item i into slot
+// k changes a cell sum by g(n_ck + 1) - g(n_ck); a score builds the sums of every candidate
+// slot over a block of draws and runs the formula node by node over the block.
 #pragma once
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <limits>
-#include <memory>
 #include <vector>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "count_storage.hpp"
 #include "options.hpp"
@@ -50,9 +40,8 @@ class CountSumState {
         diff_[w].push_back(std::move(diff));
       }
     }
-    // A cell sum whose increment at count x is x itself (pair counts, C(x, 2)): its gather
-    // converts the row's counts instead of looking each one up (the same values, exactly). The
-    // last entry (count n, after the bindings' spare entry) is never an increment: a cell the
+    // A cell sum whose increment at count x is x (pair counts): its gather converts the counts
+    // instead of looking them up. The last entry (count n) is never an increment: a cell the
     // item would join holds at most n - 1 others.
     for (const auto& dc : diff_[0]) {
       bool identity = true;
@@ -66,7 +55,6 @@ class CountSumState {
     draw_.assign(static_cast<std::size_t>(n_draw_ * d_.H), 0.0);
     est_.assign(static_cast<std::size_t>(n_est_), 0.0);
     alloc_.assign(static_cast<std::size_t>(d_.rows), 0);
-    // Evaluation buffers. Slot and Draw node values are short (a slot's or a block's worth);
     // Full values (draws x slots) come from a pool, reused once a value is dead, so that the
     // live ones stay in L1 while the formula runs over a block.
     const std::int32_t slots = max_clusters + 1;
@@ -85,12 +73,11 @@ class CountSumState {
     folded_.assign(V, 0);
     for (const CsFused& f : fuse_)
       if (f.kind != kFuseNone) folded_[f.inner] = 1;
-    // A Full node with no Full operand is an outer combination of per-draw and per-slot values,
-    // computed directly; the Slot and Draw operands of the other Full nodes are tiled once per
-    // score (Slot) or broadcast once per block (Draw) to full blocks.
+    // A Full node with no Full operand is an outer combination, computed directly; the other
+    // Full nodes' Slot operands are tiled once per score, Draw ones broadcast once per block.
     const std::vector<bool> dense = reach({loss_.result});
-    // A result `scalar op x` (or `x op scalar`), x a Full value of the blocks, runs its
-    // operation in the accumulation loop: one pass over the blocks less (e.g. 1 - ratio).
+    // A result `scalar op x` (or `x op scalar`), x Full, runs its operation in the accumulation
+    // loop: one pass over the blocks less (e.g. 1 - ratio).
     {
       const CsNode& r = loss_.nodes[loss_.result];
       if (r.shape == kFull && cs_is_binary(r.op) && fuse_[loss_.result].kind == kFuseNone) {
@@ -154,7 +141,6 @@ class CountSumState {
   CountSumState& operator=(const CountSumState&) = delete;
 
   std::int64_t n() const { return d_.n; }
-  std::int64_t draws() const { return d_.H; }
   std::int32_t max_clusters() const { return table_.max_clusters(); }
   std::int32_t slots() const { return table_.slots(); }
   std::int64_t size(std::int32_t k) const { return table_.size(k); }
@@ -260,12 +246,10 @@ class CountSumState {
     const std::int32_t q = table_.slots();
     std::vector<double> est(static_cast<std::size_t>(n_est_) + 1, 0.0), cell(static_cast<std::size_t>(n_cell_) + 1),
         draw(static_cast<std::size_t>(n_draw_) + 1), scratch;
-    for (std::int32_t j = 0; j < n_est_; ++j)
-      for (std::int32_t k = 0; k < q; ++k) est[j] += loss_.g[1][j][table_.size(k)];
+    estimate_sums(est.data());
     if (n_cell_ == 1 && n_draw_ == 1) {
-      // The usual shape, the same sums in the same order. g(0) is +-0 (checked when tabulated)
-      // and c never -0, so a zero cell changes no bit of c: from 8 slots only the nonzero cells
-      // are visited, found a word of counts at a time; below, the loop has no branch.
+      // The usual shape. g(0) is +-0 (checked when tabulated) and c never -0, so a zero cell
+      // changes no bit of c: from 8 slots only the nonzero cells are visited.
       const double* gc = loss_.g[0][0].data();
       const double* gd = loss_.g[2][0].data();
       const bool sparse = q >= 8 && q <= 64;
@@ -294,19 +278,7 @@ class CountSumState {
       return;
     }
     for (std::int64_t h = 0; h < d_.H; ++h) {
-      std::fill(cell.begin(), cell.end(), 0.0);
-      std::fill(draw.begin(), draw.end(), 0.0);
-      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
-        std::int64_t s = 0;
-        for (std::int32_t k = 0; k < q; ++k) {
-          s += row[k];
-          // g(0) = 0, and a sum from +0 adding 0 keeps its bits: empty cells are skipped.
-          if (row[k] == 0) continue;
-          for (std::int32_t j = 0; j < n_cell_; ++j) cell[j] += loss_.g[0][j][row[k]];
-        }
-        for (std::int32_t j = 0; j < n_draw_; ++j) draw[j] += loss_.g[2][j][s];
-      }
+      table_sums(h, cell.data(), draw.data(), 1, nullptr);
       out[h] = loss_.evaluate(static_cast<double>(table_.allocated()), cell.data(), est.data(), draw.data(), scratch);
     }
   }
@@ -319,9 +291,8 @@ class CountSumState {
     return total / static_cast<double>(d_.H);
   }
 
-  // The running sums recomputed from the table, so that the rounding of incremental updates
-  // does not build up over a long run (the search calls it after each scan and zealous round),
-  // and the table's rows narrowed if they can be (CountTable::shrink).
+  // The running sums from scratch, so that incremental rounding does not build up over a long
+  // run, and the table's rows narrowed if they can be (CountTable::shrink).
   void refresh_sums() {
     table_.shrink();
     recompute_sums();
@@ -331,44 +302,47 @@ class CountSumState {
   // The per-draw sums of the current table, from scratch.
   void recompute_sums() {
     ++draw_epoch_;
-    const Count* cnt = table_.counts();
-    const std::int64_t stride = table_.stride();
-    const std::int32_t q = table_.slots();
-    std::fill(cell_.begin(), cell_.end(), 0.0);
-    std::fill(draw_.begin(), draw_.end(), 0.0);
-    std::fill(est_.begin(), est_.end(), 0.0);
-    for (std::int64_t h = 0; h < d_.H; ++h) {
-      for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-        const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
-        std::int64_t s = 0;
-        for (std::int32_t k = 0; k < q; ++k) {
-          s += row[k];
-          for (std::int32_t j = 0; j < n_cell_; ++j) cell_[j * d_.H + h] += loss_.g[0][j][row[k]];
-        }
-        alloc_[r] = static_cast<std::int32_t>(s);
-        for (std::int32_t j = 0; j < n_draw_; ++j) draw_[j * d_.H + h] += loss_.g[2][j][s];
-      }
-    }
-    for (std::int32_t j = 0; j < n_est_; ++j)
-      for (std::int32_t k = 0; k < q; ++k) est_[j] += loss_.g[1][j][table_.size(k)];
+    for (std::int64_t h = 0; h < d_.H; ++h) table_sums(h, cell_.data() + h, draw_.data() + h, d_.H, alloc_.data());
+    estimate_sums(est_.data());
   }
 
-  // Calls f(visit) with the table's per-draw visitor for add (kAdd) or remove of item i
-  // (countsum_update.hpp).
+  // Draw h's cell and draw sums from the table into cell[j * step] and draw[j * step], rows in
+  // order, each row's nonzero cells in slot order (g(0) = +-0 and a sum from +0 adding it keeps
+  // its bits); each row's allocated items into alloc[r] unless alloc is null.
+  void table_sums(std::int64_t h, double* cell, double* draw, std::int64_t step, std::int32_t* alloc) const {
+    const std::int32_t q = table_.slots();
+    for (std::int32_t j = 0; j < n_cell_; ++j) cell[j * step] = 0.0;
+    for (std::int32_t j = 0; j < n_draw_; ++j) draw[j * step] = 0.0;
+    for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
+      const Count* row = table_.counts() + table_.row_index(h, r - d_.base[h]) * table_.stride();
+      std::int64_t s = 0;
+      for (std::int32_t k = 0; k < q; ++k) {
+        s += row[k];
+        if (row[k] == 0) continue;
+        for (std::int32_t j = 0; j < n_cell_; ++j) cell[j * step] += loss_.g[0][j][row[k]];
+      }
+      if (alloc) alloc[r] = static_cast<std::int32_t>(s);
+      for (std::int32_t j = 0; j < n_draw_; ++j) draw[j * step] += loss_.g[2][j][s];
+    }
+  }
+
+  // The estimate sums of the current allocation into est[j].
+  void estimate_sums(double* est) const {
+    for (std::int32_t j = 0; j < n_est_; ++j) {
+      est[j] = 0.0;
+      for (std::int32_t k = 0; k < table_.slots(); ++k) est[j] += loss_.g[1][j][table_.size(k)];
+    }
+  }
+
+  // Calls f(visit) with the table's per-draw visitor for add or remove (countsum_update.hpp).
   template <bool kAdd, class F>
   void with_sums_visitor(std::int64_t i, const F& f);
-
-  static CsArg scalar_arg(double v) {
-    CsArg a;
-    a.v = v;
-    return a;
-  }
 
   // Operand u of a node of shape `shape`.
   CsArg arg(std::int32_t u, std::int32_t shape) const {
     if (u < 0) return CsArg{};
     const std::int32_t s = loss_.nodes[u].shape;
-    if (s == kScalar) return scalar_arg(scal_[u]);
+    if (s == kScalar) return CsArg{nullptr, scal_[u]};
     CsArg a;
     if (shape == kSlot) a.p = slotv_[u].data();
     else if (shape == kDraw) a.p = drawv_[u].data();
@@ -436,8 +410,6 @@ class CountSumState {
     return in;
   }
 
-  // Programs and buffers of the sparse scores (CountSumLoss::terms): the coefficients over the
-  // draws of a block, and the formula over the list of a block's nonzero cells.
   void prepare_sparse();  // countsum_sparse.hpp
   void assign_pool();     // countsum_dense.hpp
 
@@ -451,23 +423,20 @@ class CountSumState {
   CsArg list_arg(std::int32_t u) const {
     if (u < 0) return CsArg{};
     const std::int32_t s = loss_.nodes[u].shape;
-    if (s == kScalar) return scalar_arg(scal_[u]);
+    if (s == kScalar) return CsArg{nullptr, scal_[u]};
     CsArg a;
     a.p = s == kFull ? lbuf_[u].data() : lgat_[u].data();
     return a;
   }
 
-  // The sparse scores: sum over draws of the separable form (coefficients summed per block) plus,
-  // in every nonzero cell, the formula's value less the separable form's.
   void score_sparse(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);  // countsum_sparse.hpp
 
   // The dense scores (every draw x slot, blocks of Bd draws; countsum_dense.hpp).
   void score_dense(std::int64_t i, std::int32_t old, std::int64_t Bd, double* out);
 
-  // A Full node without Full operands (e.g. draw sum + estimate sum): per draw b of the block,
-  // its Draw operands are constants and its Slot operands vectors over the slots.
+  // A Full node without Full operands (e.g. draw sum + estimate sum): binary, so one operand
+  // is per draw and the other per slot.
   void outer(const CsNode& x, std::int64_t nb, std::int64_t Q, double* out) const {
-    // A binary node of shape Full without Full operands has one Draw and one Slot operand.
     const bool a_draw = loss_.nodes[x.a].shape == kDraw;
     const double* a = a_draw ? drawv_[x.a].data() : slotv_[x.a].data();
     const double* b = a_draw ? slotv_[x.b].data() : drawv_[x.b].data();

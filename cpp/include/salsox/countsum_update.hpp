@@ -8,11 +8,9 @@
 
 namespace salsox {
 
-// Calls f(visit) with the per-draw visitor that the table's add (kAdd) or remove of item i
-// calls with the item's cell count x before the change: the draw cluster's allocated count
-// and the cell and draw sums follow it in the table's own pass over the draws (a pass of
-// their own read every draw's row a second time). Each draw's sums are its own: the pass
-// may be shared between threads.
+// Calls f(visit) with the visitor that the table's add (kAdd) or remove of item i calls per
+// draw with the item's cell count x before the change, so that the sums follow in the table's
+// own pass. Each draw's sums are its own: the pass may be shared between threads.
 template <class Label, class Count>
 template <bool kAdd, class F>
 inline void CountSumState<Label, Count>::with_sums_visitor(std::int64_t i, const F& f) {

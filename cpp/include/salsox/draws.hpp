@@ -58,6 +58,7 @@ class CompactDraws {
   std::int32_t kmax() const { return kmax_; }
   bool wide() const { return wide_; }
   const std::vector<std::int32_t>& clusters_per_draw() const { return k_; }
+  std::int64_t rows() const { return base_[H_]; }  // count-table rows: the clusters of all draws
   std::size_t label_bytes() const { return wide_ ? wide_labels_.size() * 2 : narrow_labels_.size(); }
 
   template <class Label>

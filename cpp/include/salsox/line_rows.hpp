@@ -1,7 +1,5 @@
 // Rows of per-chunk partial sums, each on cache lines of its own: chunks of a score pass summed
-// by different threads at once (a run and the search's idle threads, see Crew in threads.hpp)
-// store their running sums every few draws, and two rows on one line would bounce that line
-// between the cores on every store.
+// by different threads at once (Crew, threads.hpp) would otherwise bounce a shared line.
 #pragma once
 #include <cstddef>
 #include <cstdint>

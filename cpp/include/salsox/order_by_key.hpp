@@ -1,7 +1,6 @@
-// The order of the draws by their entropy, for ID's and NID's scans (draw_entropies in
-// scores_entropy.hpp): a stable radix sort of the keys' bit patterns, which for doubles >= +0
-// order as the values do. A comparison sort of the indices was a visible share of an ID search (it
-// runs after every change of the allocated items).
+// The order of the draws by their entropy, for ID's and NID's scans (scores_entropy.hpp): a
+// stable radix sort of the keys' bit patterns, which for doubles >= +0 order as the values do
+// (it runs after every change of the allocated items, where a comparison sort showed).
 #pragma once
 #include <array>
 #include <cstdint>

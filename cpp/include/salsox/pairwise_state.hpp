@@ -17,11 +17,6 @@ namespace salsox {
 
 enum class PairwiseKind { Binder, VILowerBound, OMARIApprox };
 
-// omARI.approx: 1 - PEAR from the pair sums; identical trivial partitions score 0.
-inline double one_minus_pear(double within, double est_pairs, double psm_pairs, double m) {
-  return CountLoss::omari(m, psm_pairs, est_pairs, within);
-}
-
 template <class T>
 class PairwiseState {
  public:
@@ -147,9 +142,8 @@ class PairwiseState {
         const double pairs = (all_ - (static_cast<double>(m_) * scale_)) / 2 / scale_ + total / scale_;
         const double within = (within_ - static_cast<double>(m_) * scale_) / 2 / scale_;
         for (std::int32_t k = 0; k < q_; ++k)
-          out[k] = one_minus_pear(within + acc_[k] / scale_, est_pairs_ + static_cast<double>(size_[k]),
-                                  pairs, m1);
-        out[q_] = one_minus_pear(within, est_pairs_, pairs, m1);
+          out[k] = CountLoss::omari(m1, pairs, est_pairs_ + static_cast<double>(size_[k]), within + acc_[k] / scale_);
+        out[q_] = CountLoss::omari(m1, pairs, est_pairs_, within);
         break;
       }
     }
@@ -175,7 +169,7 @@ class PairwiseState {
       case PairwiseKind::OMARIApprox: {
         const double pairs = (all_ - m * scale_) / 2 / scale_;
         const double within = (within_ - m * scale_) / 2 / scale_;
-        return one_minus_pear(within, est_pairs_, pairs, m);
+        return CountLoss::omari(m, pairs, est_pairs_, within);  // 1 - PEAR
       }
     }
     return 0.0;

@@ -1,13 +1,10 @@
 // The VI of every draw to each of a few partitions ("particles", as in WASABI): an H x L matrix
 // in O(H n) per particle, without any contingency table.
 //
-// VI(draw, c) = (D + E - 2 J) / n with D = sum over draw clusters of s log2 s, E the same over
-// the particle's clusters and J over the cells of their contingency table. The cells of one
-// particle cluster are the draw labels of its items: counting them in a scratch array indexed
-// by draw label, then reading the counts back through the same items (and zeroing them), costs
-// two passes over the cluster's items and needs only kmax counters per draw, however many
-// clusters either side has. Draws are taken in blocks whose labels are contiguous in the
-// item-major layout, so each item's labels of a whole block are read at once.
+// VI(draw, c) = (D + E - 2 J) / n with D, E and J the sums of s log2 s over the draw's clusters,
+// the particle's and the cells of their table. A particle cluster's cells are counted in kmax
+// counters per draw indexed by draw label, then read back through the same items, over blocks
+// of draws whose labels are contiguous in the item-major layout.
 #pragma once
 #include <algorithm>
 #include <cstdint>
