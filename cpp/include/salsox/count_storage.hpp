@@ -1,11 +1,9 @@
 // The contingency tables between the estimate and every draw, as storage: one row per draw
 // cluster (draw h's clusters are rows base[h] onwards), one count per estimate slot, with the
-// estimate's labels and slot sizes, the columns' versions, and a snapshot. No loss lives here:
-// the search states read it and keep their own sums.
-//
+// estimate's labels and slot sizes, the columns' versions, and a snapshot; no loss.
 // Every step touches one random row per draw, and H rows rarely fit in L2, so the table is kept
-// small: the narrowest count type (with_count_type), rows padded to straddle as few cache lines
-// as they can, and only as wide as the slots in use (grow, shrink).
+// small: the narrowest count type, rows padded to straddle as few cache lines as they can, and
+// only as wide as the slots in use (grow, shrink).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -111,9 +109,8 @@ class CountTable {
   // Widens the table so that slot k exists (count-sum states read it before add or move).
   void fit_slot(std::int32_t k) { grow(k + 1); }
 
-  // Narrows the layout again when the slots in use fit in half the stride (a run started from
-  // many random clusters soon keeps few), moving the rows in place, first first: with the stride
-  // at least halved, row r's new place ends before its old one starts. Called between scans.
+  // Narrows the layout when the slots in use fit in half the stride, moving the rows in place,
+  // first first: with the stride at least halved, row r's new place ends before its old one starts.
   void shrink() {
     const std::int64_t extra = alloc_col_ ? 1 : 0;
     const std::int32_t slots = std::max(q_, kFirstSlots);

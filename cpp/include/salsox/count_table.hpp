@@ -1,6 +1,5 @@
-// Per-run search state for the built-in and tabulated count losses: the count tables
-// (CountTable, count_storage.hpp), the running sums of the non-additive losses, and the scores
-// (scores_binder_vi.hpp, scores_omari.hpp, scores_entropy.hpp). A score reads one contiguous row
+// Per-run search state for the built-in and tabulated count losses: the count tables, the
+// running sums of the non-additive losses, and the scores (scores_*.hpp). A score reads one row
 // per draw, walking the draws opposite to add and remove: it starts on the rows they touched last.
 #pragma once
 #include <algorithm>
@@ -93,8 +92,6 @@ class CountTableState : public CountTable<Label, Count> {
     for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
   }
 
-  using Table::shrink;
-
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
     hr_valid_ = false;
@@ -114,8 +111,6 @@ class CountTableState : public CountTable<Label, Count> {
     E_ -= dest_[size_[k] - 1];
     this->unplace(i);
   }
-
-  using Table::close_slot;
 
   // CountTable::move, with the per-draw cell sums (the item stays in its draw clusters).
   void move(std::int64_t i, std::int32_t k) {
@@ -185,7 +180,6 @@ class CountTableState : public CountTable<Label, Count> {
     E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
     this->released(k);
   }
-  using Table::prefers_table_pass;
   void snapshot() {
     Table::snapshot();
     snap_D_ = D_;
@@ -248,6 +242,7 @@ class CountTableState : public CountTable<Label, Count> {
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
   const double* cell_sums(std::int64_t i);
+  void all_cell_sums(std::int64_t i, double* out);
   void cell_sums_cached(std::int64_t i);
   template <bool kAll, bool kOwn, bool kAdd = false>
   void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);

@@ -29,13 +29,7 @@ inline void CountTableState<Label, Count>::cell_sums_cached(std::int64_t i) {
   const bool own_dirty = old >= 0 && ver[old] != col_ver_[old];
   double* fresh = fresh_.data();
   if (nd + (own_dirty ? 1 : 0) == q) {
-    // Every slot changed: the plain pass (no indirection), as without the cache.
-    if (old >= 0) {
-      cell_sums_pass<true, true>(i, nullptr, q, fresh);
-      fresh[old] = fresh[q];
-    } else {
-      fresh_cell_sums<true>(i, nullptr, q, fresh);
-    }
+    all_cell_sums(i, fresh);  // every slot changed: the plain pass, as without the cache
     for (std::int32_t k = 0; k < q; ++k) ks[k] = k;
     nd = q;
   } else if (own_dirty) {

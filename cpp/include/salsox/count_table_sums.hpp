@@ -10,7 +10,7 @@ namespace salsox {
 
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::refresh_sums() {
-  shrink();  // after a scan or a zealous round: a good time to narrow the rows (see shrink)
+  this->shrink();  // after a scan or a zealous round: a good time to narrow the rows (see shrink)
   if (!track_stats_) return;
   hr_valid_ = false;
   E_ = fresh_est_sum();

@@ -18,9 +18,8 @@
 
 namespace salsox {
 
-// The expected loss of an estimate through its contingency tables a block of draws at a time
-// (DrawBlockTables): each draw's loss is summed as CountTableState::expected_loss sums it (rows
-// in order, each row's cells in slot order, then combine), so the same bits.
+// The expected loss of an estimate a block of draws at a time (DrawBlockTables), each draw's
+// summed as CountTableState::expected_loss sums it (rows, then cells in order): the same bits.
 template <class Label, class Count>
 class DrawBlockLoss {
  public:

@@ -81,16 +81,17 @@ void CountTableState<Label, Count>::score_additive(std::int64_t i, double* out) 
 // acc_ (valid until the next score).
 template <class Label, class Count>
 const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
-  double* acc = acc_.data();
-  if (cache_cells_) {
-    cell_sums_cached(i);
-  } else if (old_ >= 0) {
-    cell_sums_pass<true, true>(i, nullptr, q_, acc);
-    acc[old_] = acc[q_];
-  } else {
-    fresh_cell_sums<true>(i, nullptr, q_, acc);
-  }
-  return acc;
+  if (cache_cells_) cell_sums_cached(i);
+  else all_cell_sums(i, acc_.data());
+  return acc_.data();
+}
+
+// The same into out without the cache: one pass over every slot.
+template <class Label, class Count>
+inline void CountTableState<Label, Count>::all_cell_sums(std::int64_t i, double* out) {
+  if (old_ < 0) return fresh_cell_sums<true>(i, nullptr, q_, out);
+  cell_sums_pass<true, true>(i, nullptr, q_, out);
+  out[old_] = out[q_];
 }
 
 // add(i, k) then score(next, out). For VI and the tabulated losses, add's table update is left
@@ -124,10 +125,9 @@ inline void CountTableState<Label, Count>::fresh_cell_sums(std::int64_t i, const
 }
 
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
-// out[width] = the same for the item's slot old_ read one lower (with kAll, out[old_] is left 0).
-// The terms are in fixed point (dcell_fixed_), so the sums are exact, the same bits whatever
-// the split of the draws and the slots taken. With kAdd, the pass first makes add_score's due
-// update in each draw.
+// out[width] = the same for slot old_ read one lower (with kAll, out[old_] is left 0). The terms
+// are in fixed point, so the sums are exact: the same bits whatever the split of the draws and
+// the slots taken. With kAdd, the pass first makes add_score's due update in each draw.
 template <class Label, class Count>
 template <bool kAll, bool kOwn, bool kAdd>
 inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,

@@ -65,10 +65,9 @@ inline void CountTableState<Label, Count>::sort_slots() {
 }
 
 // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
-// sum(2 - Hr/Hj) - He_k sum(1/Hj), and the nonzero cells are corrected one by one: on the AVX2
-// and AVX-512 paths, up to 32 slots, every slot as a lane of nvi_draws_avx2, the zero cells
-// masked out; otherwise visiting only the nonzero cells (for_each_nonzero). Both take the same
-// operations in each cell and add a slot's cells in the draws' order: the same bits.
+// sum(2 - Hr/Hj) - He_k sum(1/Hj), and the nonzero cells are corrected one by one: up to 32
+// slots on the wide paths every slot as a lane of nvi_draws_avx2, else visiting the nonzero
+// cells; both take the same operations per cell in the draws' order: the same bits.
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
@@ -171,12 +170,10 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64
 #endif
 
 // ID = max(Hr, He) - (Hr + He - Hj) = Hj - min(Hr, He) in every draw. With item i in slot k
-// the joint entropy is the one without it, Hj_h (the same for every slot), less
-// dcell(x_hk) / m for the cell it joins (dcell(0) = 0). Up to that constant, slot k scores
-//   -sum_h min(Hr_h, He_k) - sum_h dcell(x_hk) / m:
-// the second sum is VI's cell sums (cell_sums, one dense pass), the first is the sum of the
-// Hr_h at most He_k plus He_k times the number of the others. (The loss's clamps at 0 never
-// act: a joint entropy is at least either marginal.)
+// the joint entropy is Hj_h without it, less dcell(x_hk) / m for the cell it joins. Up to a
+// constant, slot k scores -sum_h min(Hr_h, He_k) - sum_h dcell(x_hk) / m: the second sum is VI's
+// cell sums, the first the Hr_h at most He_k plus He_k times the number of the others. (The
+// loss's clamps at 0 never act: a joint entropy is at least either marginal.)
 template <class Label, class Count>
 template <SimdPath P>
 inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out) {

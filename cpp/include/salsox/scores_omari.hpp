@@ -80,10 +80,9 @@ inline void CountTableState<Label, Count>::score_omari(std::int64_t i, double* o
 }
 
 #if SALSOX_SIMD_X86
-// score_omari's sums over draws hi-1 down to lo for slots 4 first .. 4 (first + V) - 1: the
-// row's counts converted four at a time (a cell's pair-count increment is its count,
-// cells_are_counts_), the sums kept in registers across the draws. Reads up to three counts
-// past the slots in use (inside the row, or the table's slack line after the last); masked.
+// score_omari's sums over draws hi-1 down to lo for slots 4 first .. 4 (first + V) - 1, in
+// registers, a cell's pair-count increment being its count. Reads up to three counts past the
+// slots in use (inside the row, or the table's slack line after the last); they are masked.
 template <class Label, class Count>
 template <int V>
 SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::omari_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,

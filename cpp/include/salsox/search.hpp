@@ -39,9 +39,8 @@ struct SearchOptions {
   // Optional starts from a user initialiser: row r (n labels 0..q-1) starts run r if initial_used[r].
   const std::int32_t* initial = nullptr;
   const std::uint8_t* initial_used = nullptr;
-  // Optional fixed items (salso(..., fixed=)): n entries, -1 for a free item, else its fixed
-  // cluster 0..n_fixed-1 (labelled in order of first appearance). Fixed items never move and
-  // clusters holding them are never dissolved; given starts must agree with them.
+  // Optional fixed items: n entries, -1 for a free item, else its fixed cluster 0..n_fixed-1 (in
+  // order of first appearance), never moved nor dissolved; given starts must agree with them.
   const std::int32_t* fixed = nullptr;
   std::int32_t n_fixed = 0;
   // Threads inside each run (over draws): 0 lets the threads with no run left help the runs

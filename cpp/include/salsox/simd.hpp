@@ -1,7 +1,6 @@
 // Runtime choice of the instruction set for the compute-bound scores. The build takes no -march
-// flag, so that a wheel runs on any x86-64 CPU: the kernels are compiled once per path, the
-// wider ones under __attribute__((target(...))), and each state picks its path when built. The
-// AVX-512 path runs the AVX2 scores plus the cell-sum lanes of cell_lanes.hpp.
+// flag, so that a wheel runs on any x86-64 CPU: the kernels are compiled once per path, the wider
+// ones under __attribute__((target(...))). AVX-512 runs the AVX2 scores plus cell_lanes.hpp.
 //
 // Every path gives the same bits: each SIMD lane is a different candidate slot, so a slot's
 // sums are accumulated in the same order as on the baseline path, and the build passes

@@ -1,6 +1,5 @@
-// Thread plumbing shared by the engine's parallel loops: a thread count safe after fork(), an
-// interrupt flag that only the calling thread polls, a parallel loop that keeps exceptions
-// inside the parallel region, and the crew through which idle threads help the runs still going.
+// Thread plumbing of the engine's parallel loops: thread counts safe after fork(), interrupts,
+// a parallel loop that keeps exceptions inside its region, and the crew of a search's threads.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -205,7 +204,8 @@ class Crew {
   explicit Crew(int threads, int cpus = usable_cpus()) : cpus_(std::max(1, cpus)), running_(threads) {
     for (int t = 0; t < threads; ++t) {
       auto slot = std::make_unique<Slot>();
-      slot->capacity = 16 * static_cast<std::int64_t>(threads) + 1;  // >= the blocks of any loop (share)
+      // >= the blocks of any loop: share's grain leaves at most 16 per thread.
+      slot->capacity = 16 * static_cast<std::int64_t>(threads) + 1;
       slot->taken = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(slot->capacity));
       slots_.push_back(std::move(slot));
     }
@@ -271,10 +271,6 @@ class Crew {
     const auto threads = static_cast<std::int64_t>(std::min<std::size_t>(slots_.size(), static_cast<std::size_t>(cpus_)));
     s.grain = std::max<std::int64_t>({1, min_grain, count / (8 * threads)});
     s.blocks = (count + s.grain - 1) / s.grain;
-    if (s.blocks > s.capacity) {  // (never with the grain above; kept for safety)
-      s.grain = (count + s.capacity - 1) / s.capacity;
-      s.blocks = (count + s.grain - 1) / s.grain;
-    }
     s.body = &body;
     s.call = [](const void* b, std::int64_t lo, std::int64_t hi) { (*static_cast<const Body*>(b))(lo, hi); };
     for (std::int64_t b = 0; b < s.blocks; ++b) s.taken[b].store(0, std::memory_order_relaxed);
@@ -331,9 +327,8 @@ class Crew {
         continue;
       }
       if (now - last_work < kSpin && !crowded) continue;
-      // Nothing to do for a while (or no CPU free): sleep until woken for a loop or the last
-      // run ends. The calling thread wakes every kPoll to poll (Ctrl-C, progress); the others
-      // after kNap at most, should a wake-up be missed.
+      // Nothing to do for a while (or no CPU free): sleep until woken. The calling thread wakes
+      // every kPoll to poll (Ctrl-C, progress), the others after kNap, should a wake-up be missed.
       bool woken = true;
       sleepers_.fetch_add(1);  // seq_cst, against open (see share)
       asleep(true);
@@ -449,10 +444,9 @@ class Crew {
   std::condition_variable wake_;
 };
 
-// The passes of one search run over its draws: on the run's own threads (set_threads) or shared
-// with the search's idle threads (Crew), the same result either way; inline on one thread.
-// Bodies are lambdas that capture plain values ([=]): run on a private copy whose address never
-// escapes, their pointers stay in registers though every char-sized count store may alias them.
+// The passes of one search run over its draws: on the run's threads or shared with the search's
+// idle threads (Crew), the same result either way. Bodies capture plain values ([=]): run on a
+// private copy, their pointers stay in registers though every char-sized count store may alias.
 class DrawThreads {
  public:
   void set_threads(int threads) { threads_ = threads > 0 ? threads : 1; }
