@@ -58,25 +58,6 @@ std::int64_t check_max_cells(std::int64_t max_cells) {
 
 void bind_plugins(py::module_& m) {
   m.def(
-      "draws_matrix",
-      [](const CompactDraws& draws) {
-        const std::int64_t H = draws.H(), n = draws.n();
-        py::array_t<std::int32_t> out({H, n});
-        std::int32_t* o = out.mutable_data();
-        {
-          py::gil_scoped_release release;
-          draws.visit([&](auto v) {
-            for (std::int64_t i = 0; i < n; ++i) {
-              const auto* lab = v.item(i);
-              for (std::int64_t h = 0; h < H; ++h) o[h * n + i] = static_cast<std::int32_t>(lab[h]);
-            }
-          });
-        }
-        return out;
-      },
-      py::arg("draws"), "The H x n matrix of draws, each relabelled 0..k-1.");
-
-  m.def(
       "callback_losses",
       [](const CompactDraws& draws, py::function loss, const CArray<std::int32_t>& estimates, std::int64_t max_cells) {
         const std::int64_t n = draws.n();

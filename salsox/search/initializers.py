@@ -11,7 +11,6 @@ from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
-from .. import _core
 from .._validation import relabel_rows
 from ..io import Draws
 from ..registry import PluginError, declare_initializers, registry
@@ -181,7 +180,7 @@ def initial_partitions(
     init = get_initializer(initializer)
     if not isinstance(truth, Draws):
         raise ValueError("an initializer needs draws, not a PSM")
-    draws = np.asarray(_core.draws_matrix(truth._core))
+    draws = np.ascontiguousarray(truth.labels_matrix(), dtype=np.int32)
     draws.setflags(write=False)
     n = truth.n_items
     if prob >= 1.0:
