@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -271,6 +272,7 @@ class Crew {
     const auto threads = static_cast<std::int64_t>(std::min<std::size_t>(slots_.size(), static_cast<std::size_t>(cpus_)));
     s.grain = std::max<std::int64_t>({1, min_grain, count / (8 * threads)});
     s.blocks = (count + s.grain - 1) / s.grain;
+    assert(s.blocks <= s.capacity);  // the grain above leaves at most 16 blocks a thread
     s.body = &body;
     s.call = [](const void* b, std::int64_t lo, std::int64_t hi) { (*static_cast<const Body*>(b))(lo, hi); };
     for (std::int64_t b = 0; b < s.blocks; ++b) s.taken[b].store(0, std::memory_order_relaxed);
