@@ -190,6 +190,22 @@ MUTANTS: List[Mutant] = [
         '        elif op in ("max", "min"):',
         ("tests/test_countsum_roots.py",),
     ),
+    Mutant(
+        "countsum-fused-sign",
+        "the count-sum node loops run the fused a - p / q as a + p / q",
+        "cpp/include/salsox/countsum_block_loops.hpp",
+        "for (std::int64_t e = 0; e < len; ++e) out[e] = a.p[e] - p.p[e] / q.p[e];",
+        "for (std::int64_t e = 0; e < len; ++e) out[e] = a.p[e] + p.p[e] / q.p[e];",
+        ("tests/test_countsum_dense.py", "tests/test_countsum.py"),
+    ),
+    Mutant(
+        "countsum-accumulate-side",
+        "the count-sum scores accumulate x op s where the result is s op x (1 - ratio as ratio - 1)",
+        "cpp/include/salsox/countsum_block_loops.hpp",
+        "if (scalar_left)",
+        "if (!scalar_left)",
+        ("tests/test_countsum_dense.py", "tests/test_countsum.py"),
+    ),
 ]
 
 
