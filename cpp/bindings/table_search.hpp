@@ -3,6 +3,7 @@
 // table_scores_*.cpp); module.cpp and countsum.cpp call them through with_table_search.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -60,6 +61,18 @@ decltype(auto) visit_for_count(const CompactDraws& draws, F&& f) {
       throw std::logic_error("draws with 16-bit labels have at least 256 items");
     else
       return f(v);
+  });
+}
+
+// One search over State<Label, Count> tables, Label the draws' label width (the body of
+// table_search_counts and table_search_countsum, each instantiated in its own unit).
+template <template <class, class> class State, class Count, class Loss>
+SearchResult search_tables(const CompactDraws& draws, const Loss& loss, std::int32_t max_clusters,
+                           const EngineOptions& engine, const SearchOptions& opts, Monitor monitor) {
+  return visit_for_count<Count>(draws, [&](auto v) {
+    using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
+    return run_salso([&] { return std::make_unique<State<Label, Count>>(v, loss, max_clusters, engine); }, opts,
+                     monitor, StateBuild::Parallel);
   });
 }
 

@@ -1,7 +1,6 @@
 // The SALSO searches over CountTableState, the built-in and tabulated losses (table_search.hpp).
 // The scores are compiled by family in table_scores_*.cpp.
-#include <memory>
-#include <type_traits>
+#include <utility>
 
 #include "salsox/count_table.hpp"
 #include "table_search.hpp"
@@ -11,12 +10,7 @@ namespace salsox::bindings {
 template <class Count>
 SearchResult table_search_counts(const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
                                  const EngineOptions& engine, const SearchOptions& opts, Monitor monitor) {
-  return visit_for_count<Count>(draws, [&](auto v) {
-    using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-    using State = CountTableState<Label, Count>;
-    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, engine); }, opts, monitor,
-                     StateBuild::Parallel);
-  });
+  return search_tables<CountTableState, Count>(draws, loss, max_clusters, engine, opts, std::move(monitor));
 }
 
 #define SALSOX_SEARCH(Count)                                                                                       \

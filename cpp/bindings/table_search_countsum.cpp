@@ -1,7 +1,7 @@
 // The SALSO searches over CountSumState, the count-sum formulas (table_search.hpp). The
 // formula's node loops are compiled once, apart (countsum_block_ops.cpp).
-#include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "salsox/countsum_state.hpp"
@@ -12,12 +12,7 @@ namespace salsox::bindings {
 template <class Count>
 SearchResult table_search_countsum(const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters,
                                    const EngineOptions& engine, const SearchOptions& opts, Monitor monitor) {
-  return visit_for_count<Count>(draws, [&](auto v) {
-    using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-    using State = CountSumState<Label, Count>;
-    return run_salso([&] { return std::make_unique<State>(v, loss, max_clusters, engine); }, opts, monitor,
-                     StateBuild::Parallel);
-  });
+  return search_tables<CountSumState, Count>(draws, loss, max_clusters, engine, opts, std::move(monitor));
 }
 
 template <class Count>
