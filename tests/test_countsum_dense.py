@@ -38,6 +38,9 @@ LOSSES = [
     # a / sqrt(b) fused with a constant numerator, and a result `x * constant` that the
     # accumulation loop applies (the constant on the right; Fowlkes-Mallows has it on the left).
     CountSumLoss("scaled-d", PAIRS, "(A + B - 2 * X) * (1 / sqrt(1 + A * B + X)) * 0.5"),
+    # a - p / q fused with a per-draw array a (the pairs of the draw the estimate splits, as a
+    # share of 1 + A; X <= A), guarded by A + B so that it has no separable form (dense scores).
+    CountSumLoss("subdiv-d", PAIRS, "where(A + B == 0, 0, A / (1 + A) - X / (1 + A))"),
     CountSumLoss("nmi-sqrt-d", ENTROPY,
                  f"where(max({HD}, {HE}) <= 1e-12, 0, where(min({HD}, {HE}) <= 1e-12, 1, "
                  f"max(0, 1 - ({HD} + {HE} - {HJ}) / sqrt({HD} * {HE}))))"),
@@ -84,9 +87,13 @@ def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int
     assert all(runs == found["baseline"] for runs in found.values())
 
 
-def test_scores_are_the_formula_of_the_moved_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("jit", ["off", "auto"])
+def test_scores_are_the_formula_of_the_moved_partitions(jit: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # The score of every candidate slot, on every path, is H times the expected loss of the
-    # partition with the item moved there, each draw's formula evaluated on its own.
+    # partition with the item moved there, each draw's formula evaluated on its own: by the
+    # engine's node loops (SALSOX_JIT=off; with llvmlite installed the compiled kernel takes the
+    # dense scores otherwise) and by whatever SALSOX_JIT picks by default.
+    monkeypatch.setenv("SALSOX_JIT", jit)
     x = np.asarray(load_draws("galaxy")[:150])
     draws = salsox.Draws(x)
     rng = np.random.default_rng(3)
