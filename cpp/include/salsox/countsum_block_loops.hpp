@@ -270,7 +270,7 @@ struct CsBlockLoops {
                     double* out) {
     cs_binary_functor(op, [&](auto f) {
       // Fixed-width rows for the arithmetic operations only (the sums and products of pair counts
-      // of Jaccard-like indices): each width is more code to compile for every loss state.
+      // of Jaccard-like indices): each width is more code to compile.
       using F = decltype(f);
       constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
                             std::is_same_v<F, CsDiv>;

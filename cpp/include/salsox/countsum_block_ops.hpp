@@ -13,7 +13,7 @@ namespace salsox {
 
 // f(W) with W the narrowest of 4, 8, 16, 32 that holds Q values, as a compile-time constant
 // (Q <= kMaxRowWidth): a row loop of fixed width unrolls into whole vectors. Four widths only:
-// every width is compiled for every operation, loss state and instruction set.
+// every width is compiled for every operation and instruction set.
 constexpr std::int64_t kMaxRowWidth = 32;
 
 template <class F>
