@@ -1,19 +1,13 @@
 // The loops of the count-sum formula's node operations over blocks (CsBlockOps,
 // countsum_block_ops.hpp), and the table of them for each instruction set. Only
-// cpp/bindings/countsum_block_ops.cpp includes this file: it defines cs_block_ops.
+// cpp/bindings/countsum_block_ops.cpp includes this file: it defines cs_block_ops. That unit
+// is compiled with -fno-math-errno, so that the loops over std::sqrt vectorise (CMakeLists.txt).
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 #include "countsum_block_ops.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if SALSOX_SIMD_X86
-#include <immintrin.h>
-#endif
 
 namespace salsox {
 
@@ -74,17 +68,6 @@ inline void cs_outer_rows(std::int64_t nb, std::int64_t Q, const double* __restr
   }
 }
 
-// sqrt over a block. std::sqrt may set errno, which keeps the compiler from vectorising its
-// loop; the SSE2 square root is the same correctly rounded IEEE operation, two at a time.
-inline void cs_sqrt(std::int64_t len, CsArg a, double* out) {
-  if (!a.p) return cs_map1(len, a, out, [](double t) { return std::sqrt(t); });
-  std::int64_t e = 0;
-#if defined(__SSE2__)
-  for (; e + 2 <= len; e += 2) _mm_storeu_pd(out + e, _mm_sqrt_pd(_mm_loadu_pd(a.p + e)));
-#endif
-  for (; e < len; ++e) out[e] = std::sqrt(a.p[e]);
-}
-
 inline double cs_at(const CsArg& a, std::int64_t e) { return a.p ? a.p[e] : a.v; }
 
 // Node `x` over `len` elements: out[e] = op(args[e]).
@@ -92,7 +75,7 @@ inline void cs_apply(const CsNode& x, std::int64_t len, CsArg a, CsArg b, CsArg 
   switch (x.op) {
     case CsOp::Neg: cs_map1(len, a, out, [](double t) { return -t; }); return;
     case CsOp::Not: cs_map1(len, a, out, [](double t) { return static_cast<double>(t == 0.0); }); return;
-    case CsOp::Sqrt: cs_sqrt(len, a, out); return;
+    case CsOp::Sqrt: cs_map1(len, a, out, [](double t) { return std::sqrt(t); }); return;
     case CsOp::Log: cs_map1(len, a, out, [](double t) { return std::log(t); }); return;
     case CsOp::Log2: cs_map1(len, a, out, [](double t) { return std::log2(t); }); return;
     case CsOp::Exp: cs_map1(len, a, out, [](double t) { return std::exp(t); }); return;
@@ -160,20 +143,14 @@ inline void cs_where_cmp_loop(std::int64_t len, const double* p, CsArg q, CsArg 
   }
 }
 
-// out[e] = a[e] / sqrt(q[e]) (a may be a constant). std::sqrt may set errno, which keeps the
-// compiler from vectorising its loop; the SSE2 square root is the same IEEE operation.
+// out[e] = a[e] / sqrt(q[e]) (a may be a constant).
 inline void cs_div_sqrt(std::int64_t len, CsArg a, const double* q, double* out) {
-  std::int64_t e = 0;
-#if defined(__SSE2__)
   if (a.p) {
-    for (; e + 2 <= len; e += 2)
-      _mm_storeu_pd(out + e, _mm_div_pd(_mm_loadu_pd(a.p + e), _mm_sqrt_pd(_mm_loadu_pd(q + e))));
+    for (std::int64_t e = 0; e < len; ++e) out[e] = a.p[e] / std::sqrt(q[e]);
   } else {
-    const __m128d s = _mm_set1_pd(a.v);
-    for (; e + 2 <= len; e += 2) _mm_storeu_pd(out + e, _mm_div_pd(s, _mm_sqrt_pd(_mm_loadu_pd(q + e))));
+    const double s = a.v;
+    for (std::int64_t e = 0; e < len; ++e) out[e] = s / std::sqrt(q[e]);
   }
-#endif
-  for (; e < len; ++e) out[e] = (a.p ? a.p[e] : a.v) / std::sqrt(q[e]);
 }
 
 // Fused node (inner operation `inner_op`, plan entry f) over `len` elements, its operands in
@@ -204,29 +181,6 @@ inline void cs_apply_fused(CsOp inner_op, const CsFused& f, std::int64_t len, co
   }
 }
 
-#if SALSOX_SIMD_X86
-// sqrt over an array, four at a time (std::sqrt may set errno, which keeps the compiler from
-// vectorising its loop; vsqrtpd is the same correctly rounded operation).
-SALSOX_TARGET_AVX2 inline void cs_sqrt_avx2(std::int64_t len, const double* a, double* out) {
-  std::int64_t e = 0;
-  for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_sqrt_pd(_mm256_loadu_pd(a + e)));
-  for (; e < len; ++e) out[e] = std::sqrt(a[e]);
-}
-
-// a / sqrt(q) over an array, four at a time (see cs_div_sqrt).
-SALSOX_TARGET_AVX2 inline void cs_div_sqrt_avx2(std::int64_t len, CsArg a, const double* q, double* out) {
-  std::int64_t e = 0;
-  if (a.p) {
-    for (; e + 4 <= len; e += 4)
-      _mm256_storeu_pd(out + e, _mm256_div_pd(_mm256_loadu_pd(a.p + e), _mm256_sqrt_pd(_mm256_loadu_pd(q + e))));
-  } else {
-    const __m256d s = _mm256_set1_pd(a.v);
-    for (; e + 4 <= len; e += 4) _mm256_storeu_pd(out + e, _mm256_div_pd(s, _mm256_sqrt_pd(_mm256_loadu_pd(q + e))));
-  }
-  for (; e < len; ++e) out[e] = (a.p ? a.p[e] : a.v) / std::sqrt(q[e]);
-}
-#endif
-
 // acc[k] += g(f[b * Q + k]) for b < nb, k < Q, with W >= Q accumulators in registers across
 // the rows (a loop over acc in memory waits on each row's stores). Lanes Q..W-1 read the next
 // row's values (or the slack past a block) and are dropped; each slot adds its rows in
@@ -250,18 +204,11 @@ inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restr
     for (std::int64_t k = 0; k < Q; ++k) acc[k] += g(f[b * Q + k]);
 }
 
-// The operations compiled for instruction set P (simd.hpp): the AVX2 table's entries are these
-// under the AVX2 target, everything they call inlined (flatten).
-template <SimdPath P>
+// The operations, compiled as they are for the baseline table and, inlined into the CsAvx2
+// wrappers below, for the AVX2 target.
 struct CsBlockLoops {
   static void node(const CsNode& x, CsOp inner_op, const CsFused& f, std::int64_t len, const CsArg* args,
                    double* out) {
-#if SALSOX_SIMD_X86
-    if constexpr (P != SimdPath::Baseline) {  // the square roots four at a time
-      if (f.kind == kFuseDivSqrt) return cs_div_sqrt_avx2(len, args[0], args[1].p, out);
-      if (f.kind == kFuseNone && x.op == CsOp::Sqrt && args[0].p) return cs_sqrt_avx2(len, args[0].p, out);
-    }
-#endif
     if (f.kind != kFuseNone) return cs_apply_fused(inner_op, f, len, args, out);
     cs_apply(x, len, args[0], args[1], args[2], out);
   }
@@ -305,7 +252,7 @@ struct CsBlockLoops {
 };
 
 #if SALSOX_SIMD_X86
-// Operation F of CsBlockLoops<AVX2> under the AVX2 target, everything it calls inlined.
+// Operation F of CsBlockLoops under the AVX2 target, everything it calls inlined.
 template <auto F>
 struct CsAvx2;
 template <class... A, void (*F)(A...)>
@@ -315,12 +262,11 @@ struct CsAvx2<F> {
 #endif
 
 const CsBlockOps& cs_block_ops(SimdPath path) {
-  using Base = CsBlockLoops<SimdPath::Baseline>;
-  static const CsBlockOps baseline{&Base::node, &Base::outer, &Base::indexed, &Base::accumulate};
+  using L = CsBlockLoops;
+  static const CsBlockOps baseline{&L::node, &L::outer, &L::indexed, &L::accumulate};
 #if SALSOX_SIMD_X86
-  using Avx2 = CsBlockLoops<SimdPath::AVX2>;
-  static const CsBlockOps avx2{&CsAvx2<&Avx2::node>::run, &CsAvx2<&Avx2::outer>::run, &CsAvx2<&Avx2::indexed>::run,
-                               &CsAvx2<&Avx2::accumulate>::run};
+  static const CsBlockOps avx2{&CsAvx2<&L::node>::run, &CsAvx2<&L::outer>::run, &CsAvx2<&L::indexed>::run,
+                               &CsAvx2<&L::accumulate>::run};
   if (path != SimdPath::Baseline) return avx2;
 #endif
   (void)path;
