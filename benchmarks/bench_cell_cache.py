@@ -2,7 +2,7 @@
 
 VI, the tabulated losses and ID score a slot from its cell sum, which reads only that slot's
 column of the item's rows; the engine keeps each item's sums per slot and recomputes only those
-whose column changed (``count_table_cache.hpp``). The searches are the same bit for bit either
+whose column changed (``cell_sums_cache.hpp``). The searches are the same bit for bit either
 way (tests/test_cell_sums_cache.py), which this script checks again on the full draws;
 ``SALSOX_CELL_CACHE=off`` turns the cache off, which is how it times both.
 

@@ -2,7 +2,7 @@
 
 On the AVX-512 path, VI's, ID's and the tabulated losses' cell sums over 5 to 32 slots take
 every slot as a lane (``cell_lanes.hpp``), and on the AVX2 and AVX-512 paths NVI's and NID's
-scores take up to 32 slots as lanes (``scores_entropy.hpp``). The searches are the same bit for
+scores take up to 32 slots as lanes (``entropy_scorer.hpp``). The searches are the same bit for
 bit either way (tests/test_engine_simd.py), which this script checks again on the full draws;
 ``SALSOX_CELL_LANES=off`` turns the lanes off, which is how it times both. On a CPU without
 AVX-512 the cell sums have no lanes, and their rows time the same code twice.

@@ -56,8 +56,8 @@ RUN_TIMEOUT = 900  # seconds for one mutant's whole test run
 
 SEARCH = "cpp/include/salsox/search.hpp"
 TABLE = "cpp/include/salsox/count_table.hpp"
-SCORES_BINDER_VI = "cpp/include/salsox/scores_binder_vi.hpp"
-SCORES_OMARI = "cpp/include/salsox/scores_omari.hpp"
+CELL_SUM_SCORER = "cpp/include/salsox/cell_sum_scorer.hpp"
+OMARI_SCORER = "cpp/include/salsox/omari_scorer.hpp"
 PAIRWISE = "cpp/include/salsox/pairwise_state.hpp"
 CHIPS = "cpp/include/salsox/chips.hpp"
 ENGINE_TESTS = ["tests/test_engine_checks.py", "tests/test_search.py", "tests/test_threads.py"]
@@ -84,14 +84,14 @@ MUTANTS: List[Mutant] = [
     Mutant(
         "binder-score-sign",
         "Binder's allocation score adds the cell term instead of subtracting it",
-        SCORES_BINDER_VI,
+        CELL_SUM_SCORER,
         "out[k] = loss_.b * H * static_cast<double>(sz(k)) -\n",
         "out[k] = loss_.b * H * static_cast<double>(sz(k)) +\n",
     ),
     Mutant(
         "omari-score-sign",
         "omARI's allocation score uses 1 + ARI instead of 1 - ARI",
-        SCORES_OMARI,
+        OMARI_SCORER,
         "return (1.0 - zero) * (1.0 - (X - expected) / (denom + zero));",
         "return (1.0 - zero) * (1.0 + (X - expected) / (denom + zero));",
         # The default SIMD path may not run this code: test_engine_simd.py forces every path.
@@ -153,8 +153,8 @@ MUTANTS: List[Mutant] = [
         "scan-ignores-own-slot",
         "a scan scores an allocated item as if it were not in its own cluster already",
         TABLE,
-        "void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }",
-        "void score_move(std::int64_t i, double* out) { score_as(i, -1, out); }",
+        "void score_move(std::int64_t i, double* out) { scorer_->score(i, est_[i], out); }",
+        "void score_move(std::int64_t i, double* out) { scorer_->score(i, -1, out); }",
     ),
     Mutant(
         "omari-approx-new-cluster",

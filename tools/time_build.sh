@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # How long the extension takes to build: (a) a fresh `pip wheel .` of a clean copy of the
 # sources (what `pip install .` compiles), and (b) the rebuild after touching one scorer header
-# (cpp/include/salsox/scores_omari.hpp), reusing (a)'s build directory. Prints wall and CPU
+# (cpp/include/salsox/omari_scorer.hpp, scores_omari.hpp before issue 38's scorer types),
+# reusing (a)'s build directory. Prints wall and CPU
 # seconds (user + system, the compiler's children included) for each.
 #
 #   tools/time_build.sh [REF ...]
@@ -31,7 +32,9 @@ timed() {  # timed LABEL CMD...: runs CMD, prints "LABEL wall cpu"
 measure() {  # measure NAME SRC
   local name=$1 src=$2
   (cd "$src" && timed "$name fresh build" "$PYTHON" -m pip wheel --no-build-isolation --no-deps -q . -w "$src/dist")
-  touch "$src/cpp/include/salsox/scores_omari.hpp"
+  local header="$src/cpp/include/salsox/omari_scorer.hpp"
+  [ -e "$header" ] || header="$src/cpp/include/salsox/scores_omari.hpp"
+  touch "$header"
   (cd "$src" && timed "$name rebuild (one header)" "$PYTHON" -m pip wheel --no-build-isolation --no-deps -q . -w "$src/dist")
 }
 

@@ -1,13 +1,10 @@
-// The scores of Binder, VI and the tabulated losses over count tables (scores_binder_vi.hpp),
-// for every table a search may take (table_search.hpp).
-#include "salsox/scores_binder_vi.hpp"
+// The scorer of Binder, VI and the tabulated losses (cell_sum_scorer.hpp), for every table a
+// search may take (table_search.hpp).
+#include "salsox/cell_sum_scorer.hpp"
 #include "table_search.hpp"
 
-#define SALSOX_SCORES(Label, Count)                                                                                \
-  template void salsox::CountTableState<Label, Count>::score_binder(std::int64_t, double*);                       \
-  template void salsox::CountTableState<Label, Count>::score_additive(std::int64_t, double*);                     \
-  template const double* salsox::CountTableState<Label, Count>::cell_sums(std::int64_t);                         \
-  template void salsox::CountTableState<Label, Count>::add_score(std::int64_t, std::int32_t, std::int64_t,        \
-                                                                 double*);                                       \
-  template void salsox::CountTableState<Label, Count>::fix_cell_table();
-SALSOX_FOR_TABLES(SALSOX_SCORES)
+#define SALSOX_SCORER(Label, Count)                                                                                \
+  template class salsox::CellSumScorer<Label, Count>;                                                             \
+  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_cell_sum_scorer(                        \
+      const salsox::CountTableState<Label, Count>&, const salsox::EngineOptions&);
+SALSOX_FOR_TABLES(SALSOX_SCORER)

@@ -1,8 +1,9 @@
-// The omARI score over count tables (scores_omari.hpp), for every table a search may take
-// (table_search.hpp).
-#include "salsox/scores_omari.hpp"
+// The scorer of omARI (omari_scorer.hpp), for every table a search may take (table_search.hpp).
+#include "salsox/omari_scorer.hpp"
 #include "table_search.hpp"
 
-#define SALSOX_SCORES(Label, Count) \
-  template void salsox::CountTableState<Label, Count>::score_omari_paths(std::int64_t, double*);
-SALSOX_FOR_TABLES(SALSOX_SCORES)
+#define SALSOX_SCORER(Label, Count)                                                                                \
+  template class salsox::OmariScorer<Label, Count>;                                                               \
+  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_omari_scorer(                           \
+      const salsox::CountTableState<Label, Count>&, const salsox::EngineOptions&);
+SALSOX_FOR_TABLES(SALSOX_SCORER)

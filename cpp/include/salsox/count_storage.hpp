@@ -62,10 +62,24 @@ class CountTable {
   const Count* counts() const { return cnt_; }
   std::int64_t stride() const { return stride_; }
   std::int64_t row_index(std::int64_t h, std::int64_t l) const { return d_.base[h] + l; }
+  // With the allocated items' column, row[allocated_column()] counts the row's allocated items.
+  std::int32_t allocated_column() const { return cap_; }
+  const DrawsView<Label>& draws() const { return d_; }
+  // Slot k's column version: it changes whenever the column does (see touch).
+  std::uint64_t column_version(std::int32_t k) const { return col_ver_[k]; }
 
   // Threads used inside one run, over draws (DrawThreads, threads.hpp). Results do not depend on it.
   void set_threads(int threads) { loop_.set_threads(threads); }
   int threads_used() const { return loop_.threads_used(); }
+  // f(i) for i < count on this run's threads (DrawThreads, threads.hpp); returns the threads that took part.
+  template <class F>
+  int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
+    return loop_.run(d_.H, count, f, min_grain);
+  }
+  // Threads parallel_for may run a pass over the draws on now (a hint: the result never depends on it).
+  int shared_threads() const { return loop_.shared_threads(d_.H); }
+  // Draws per shared block of a table update (a few nanoseconds a draw; see Crew::share_here).
+  static constexpr std::int64_t kDrawGrain = 512;
 
   void clear() {
     touch_all();
@@ -329,16 +343,6 @@ class CountTable {
       x = static_cast<Count>(kAdd ? x + 1 : x - 1);
     }, kDrawGrain);
   }
-
-  // f(i) for i < count on this run's threads (DrawThreads::run); returns the threads that took part.
-  template <class F>
-  int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
-    return loop_.run(d_.H, count, f, min_grain);
-  }
-  // Threads parallel_for may run a pass over the draws on now (a hint: the result never depends on it).
-  int shared_threads() const { return loop_.shared_threads(d_.H); }
-  // Draws per shared block of a table update (a few nanoseconds a draw; see Crew::share_here).
-  static constexpr std::int64_t kDrawGrain = 512;
 
   static constexpr std::size_t kCacheLine = 64;
   static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)

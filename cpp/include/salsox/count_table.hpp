@@ -1,18 +1,18 @@
-// Per-run search state for the built-in and tabulated count losses: the count tables, the
-// running sums of the non-additive losses, and the scores (scores_*.hpp). A score reads one row
-// per draw, walking the draws opposite to add and remove: it starts on the rows they touched last.
+// Per-run search state for the built-in and tabulated count losses: the count tables
+// (count_storage.hpp), the running sums of the non-additive losses, and the scorer of the loss's
+// family (table_scorer.hpp), which reads them.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "count_loss.hpp"
 #include "count_storage.hpp"
 #include "count_types.hpp"
 #include "draws.hpp"
-#include "order_by_key.hpp"
 #include "options.hpp"
-#include "simd.hpp"
+#include "table_scorer.hpp"
 
 namespace salsox {
 
@@ -20,23 +20,15 @@ template <class Label, class Count = std::int32_t>
 class CountTableState : public CountTable<Label, Count> {
   using Table = CountTable<Label, Count>;
   using Table::d_, Table::kd_, Table::cnt_, Table::stride_, Table::cap_, Table::q_, Table::m_, Table::est_,
-      Table::size_, Table::col_ver_, Table::loop_, Table::parallel_for, Table::shared_threads, Table::kDrawGrain,
-      Table::kCacheLine, Table::kFirstSlots, Table::grow, Table::touch, Table::touch_all, Table::row_stride,
-      Table::shift_item;
+      Table::size_, Table::loop_, Table::kCacheLine, Table::kFirstSlots, Table::grow, Table::touch;
 
  public:
-  using Table::for_each_nonzero, Table::row_index, Table::table_bytes;
+  using Table::for_each_nonzero, Table::table_bytes, Table::parallel_for, Table::shared_threads, Table::kDrawGrain;
 
   // `opts`: the search's settings (options.hpp).
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
                   const EngineOptions& opts = EngineOptions::from_env(false))
-      : Table(draws, max_clusters, !loss.additive()), loss_(loss), track_stats_(!loss.additive()), simd_(opts.simd) {
-    lane_cells_ = opts.cell_lanes;
-    for (auto* v : {&acc_, &e_new_, &e_norm_, &e_x_, &he_, &inv_he_}) v->assign(kd_ + 1 + kSimdPad, 0.0);
-    for (auto* v : {&bucket_a_, &bucket_b_, &bucket_c_}) v->assign(kd_ + 2, 0.0);
-    acc_int_.assign(kd_ + 1, 0);
-    sorted_he_.assign(kd_ + 1, 0.0);
-    order_.assign(kd_ + 1, 0);
+      : Table(draws, max_clusters, !loss.additive()), loss_(loss), track_stats_(!loss.additive()) {
     if (track_stats_) {
       D_.assign(d_.H, 0.0);
       J_.assign(d_.H, 0.0);
@@ -46,14 +38,17 @@ class CountTableState : public CountTable<Label, Count> {
       dest_.push_back(loss_.g_est[x + 1] - loss_.g_est[x]);
       ddraw_.push_back(loss_.g_draw[x + 1] - loss_.g_draw[x]);
     }
-    if (scores_by_cell_sums(loss_.kind)) fix_cell_table();
-    cells_are_counts_ = true;
-    for (std::size_t x = 0; x < dcell_.size(); ++x) cells_are_counts_ &= dcell_[x] == static_cast<double>(x);
-    cache_cells_ = scores_by_cell_sums(loss_.kind) && opts.cell_cache &&
-                   cell_cache_fits(d_.n, kd_, table_bytes(d_.rows, kd_, track_stats_));
+    switch (loss_.kind) {
+      case LossKind::Binder:
+      case LossKind::VI:
+      case LossKind::Tabulated: scorer_ = make_cell_sum_scorer(*this, opts); break;
+      case LossKind::OMARI: scorer_ = make_omari_scorer(*this, opts); break;
+      default: scorer_ = make_entropy_scorer(*this, opts); break;  // NVI, ID and NID
+    }
+    fuses_add_ = !track_stats_ && (loss_.kind == LossKind::VI || loss_.kind == LossKind::Tabulated);
   }
 
-  // The cell sums cache (count_table_cache.hpp): its bytes, and whether a state keeps it beside
+  // The cell sums cache (cell_sums_cache.hpp): its bytes, and whether a state keeps it beside
   // a table of `table` bytes: while it takes no more than 4 MiB or the table itself.
   static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
     return 16.0 * static_cast<double>(n) * static_cast<double>(max_clusters);
@@ -70,12 +65,12 @@ class CountTableState : public CountTable<Label, Count> {
   // The most threads a pass (a score pass) over the draws had since reset_threads_used.
   void reset_threads_used() {
     loop_.reset();
-    score_team_max_ = 1;
+    scorer_->reset_threads_used();
   }
-  int score_threads_used() const { return score_team_max_; }
+  int score_threads_used() const { return scorer_->threads_used(); }
 
   void clear() {
-    hr_valid_ = false;
+    draw_sums_changed();
     Table::clear();
     std::fill(D_.begin(), D_.end(), 0.0);  // (empty without per-draw sums)
     std::fill(J_.begin(), J_.end(), 0.0);
@@ -94,7 +89,7 @@ class CountTableState : public CountTable<Label, Count> {
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
-    hr_valid_ = false;
+    draw_sums_changed();
     if (!track_stats_) return Table::add(i, k);
     grow(k + 1);
     shift_tracked<true>(i, k);
@@ -104,7 +99,7 @@ class CountTableState : public CountTable<Label, Count> {
 
   // Takes item i out of its slot; the slot may be left empty (see close_slot).
   void remove(std::int64_t i) {
-    hr_valid_ = false;
+    draw_sums_changed();
     if (!track_stats_) return Table::remove(i);
     const std::int32_t k = est_[i];
     shift_tracked<false>(i, k);
@@ -150,7 +145,7 @@ class CountTableState : public CountTable<Label, Count> {
   // CountTable's zealous table passes, with the per-draw sums (each draw's own, so the pass is
   // shared like the table updates).
   void release_slot(std::int32_t k) {
-    hr_valid_ = false;
+    draw_sums_changed();
     if (!track_stats_) return Table::release_slot(k);
     touch(k);
     Count* cnt = cnt_;
@@ -187,7 +182,7 @@ class CountTableState : public CountTable<Label, Count> {
     snap_E_ = E_;
   }
   void restore() {
-    hr_valid_ = false;
+    draw_sums_changed();
     Table::restore();
     D_ = snap_D_;
     J_ = snap_J_;
@@ -202,16 +197,42 @@ class CountTableState : public CountTable<Label, Count> {
 
   // Scores putting unallocated item i in each slot 0..q-1 (out[k]) and in a new cluster
   // (out[q]); lower is better. Scores of one call are comparable with each other only.
-  void score(std::int64_t i, double* out) { score_as(i, -1, out); }
+  void score(std::int64_t i, double* out) { scorer_->score(i, -1, out); }
 
   // The same for allocated item i, as if removed first, without touching the table.
-  void score_move(std::int64_t i, double* out) { score_as(i, est_[i], out); }
+  void score_move(std::int64_t i, double* out) { scorer_->score(i, est_[i], out); }
 
-  // add(i, k), then score(next, out), the table update made in the score's pass where it can.
-  void add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out);
+  // add(i, k), then score(next, out). For VI and the tabulated losses, add's table update is left
+  // due and made by the score's pass draw by draw, just before it reads that draw's row of `next`.
+  void add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
+    if (!fuses_add_) {
+      add(i, k);
+      score(next, out);
+      return;
+    }
+    grow(k + 1);
+    touch(k);
+    this->place(i, k);
+    // A score that made no pass (every sum cached) leaves the update to the table.
+    if (!scorer_->score_adding(next, d_.item(i), k, cnt_, out)) this->template shift_item<true>(i, k, NoVisit{});
+  }
 
   // The expected loss of the current allocation, from scratch (no incremental rounding).
   double expected_loss() const;
+
+  // What the scorers read besides the table: the loss, its tabulated differences dcell(x) =
+  // g_cell(x + 1) - g_cell(x) (and of g_est, g_draw), and with per-draw sums the sums kept as
+  // items come and go: each draw's D_h and J_h, the estimate's E, and a version that changes
+  // whenever a D_h may have.
+  const CountLoss& loss() const { return loss_; }
+  const double* cell_diffs() const { return dcell_.data(); }
+  std::size_t cell_diffs_size() const { return dcell_.size(); }
+  const double* est_diffs() const { return dest_.data(); }
+  const double* draw_diffs() const { return ddraw_.data(); }
+  const double* draw_sums() const { return D_.data(); }
+  const double* joint_sums() const { return J_.data(); }
+  double est_sum() const { return E_; }
+  std::uint64_t draw_sums_version() const { return draw_sums_version_; }
 
  private:
   // A row's allocated items and cell sum g_cell, and whether its zero cells may be skipped.
@@ -221,146 +242,28 @@ class CountTableState : public CountTable<Label, Count> {
   // an empty cell, as the incremental updates count them from a cleared table.
   double fresh_est_sum() const;
   void fresh_draw_sums(std::int64_t h, double& D, double& J) const;
-
-  // Scoring context: `old_` is the slot item i is virtually removed from (-1: unallocated); Es_
-  // and ms_ are the estimate sum and item count once i is placed; sz(k) is slot k's size without i.
-  void score_as(std::int64_t i, std::int32_t old, double* out) {
-    old_ = old;
-    Es_ = old >= 0 ? E_ - dest_[size_[old] - 1] : E_;
-    ms_ = old >= 0 ? m_ : m_ + 1;
-    switch (loss_.kind) {
-      case LossKind::Binder: score_binder(i, out); break;
-      case LossKind::VI:
-      case LossKind::Tabulated: score_additive(i, out); break;
-      case LossKind::OMARI: score_omari_paths(i, out); break;
-      default: score_entropy_paths(i, out); break;  // NVI, ID and NID
-    }
-  }
-  std::int64_t sz(std::int32_t k) const { return size_[k] - (k == old_ ? 1 : 0); }
-
-  // The scores of each loss family, compiled in a unit of its own (cpp/bindings/table_scores_*.cpp).
-  void score_binder(std::int64_t i, double* out);
-  void score_additive(std::int64_t i, double* out);
-  const double* cell_sums(std::int64_t i);
-  void all_cell_sums(std::int64_t i, double* out);
-  void cell_sums_cached(std::int64_t i);
-  template <bool kAll, bool kOwn, bool kAdd = false>
-  void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
-  template <bool kAll>  // cell_sums_pass of an unallocated item, with add_score's update if one is due
-  void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
-  // The omARI and entropy scores on the state's path (simd_), inlined into one function per
-  // path, compiled for its instruction set.
-  void score_omari_paths(std::int64_t i, double* out);
-  void score_entropy_paths(std::int64_t i, double* out);
-  template <SimdPath P>
-  SALSOX_INLINE void score_entropy_on(std::int64_t i, double* out);
-#if SALSOX_SIMD_X86
-  SALSOX_TARGET_AVX2 void score_omari_avx2(std::int64_t i, double* out);
-  SALSOX_TARGET_AVX2 void score_entropy_avx2(std::int64_t i, double* out);
-#endif
-  template <SimdPath P>
-  SALSOX_INLINE void score_omari(std::int64_t i, double* out);
-#if SALSOX_SIMD_X86
-  template <int V>
-  SALSOX_TARGET_AVX2 void omari_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi, std::int32_t first,
-                                           double* acc) const;
-#endif
-  struct EntropyScale;
-  void slot_entropies(const EntropyScale& ent);
-  void sort_slots();
-  template <SimdPath P>
-  SALSOX_INLINE void score_nvi(std::int64_t i, double* out);
-  template <SimdPath P>
-  SALSOX_INLINE void score_id(std::int64_t i, double* out);
-  void draw_entropies(const EntropyScale& ent);
-  template <SimdPath P>
-  SALSOX_INLINE void score_nid(std::int64_t i, double* out);
-  // Whether NVI's and NID's scores take every slot as a lane, up to kLaneVectors vectors of four
-  // slots, and the cell sums on the AVX-512 path (EngineOptions::cell_lanes).
-  static constexpr std::int32_t kLaneVectors = 8;
-  bool lane_cells_ = true;
-#if SALSOX_SIMD_X86
-  template <int V>
-  SALSOX_TARGET_AVX2 void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*) const;
-  template <int V, bool kAlloc>
-  SALSOX_TARGET_AVX2 void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
-                                         double*) const;
-#endif
-
-  // Calls f(draw_sum, joint_sum, row, dec, h) for draws hi-1 down to lo: D_h with item i in
-  // its draw cluster, J_h without it, and item i's row, whose cell k holds row[k] - (k == dec).
-  template <class F>
-  SALSOX_INLINE void for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const;
-  // A score pass's loop over blocks, and its sums over fixed chunks of draws (scores_shared.hpp).
-  template <SimdPath P, class F>
-  SALSOX_INLINE void share_score(std::int64_t count, const F& f);
-  template <SimdPath P, class Body>
-  SALSOX_INLINE const double* draw_chunks(std::int32_t width, const Body& body);
-
-  // Draws per chunk of the entropy scores' sums (draw_chunks): a few threads' worth from 1,000 draws.
-  static constexpr std::int64_t kDrawChunk = 256;
-  // The integer sums of score_binder and cell_sums_pass are exact, so any split of the draws
-  // gives the same bits: one block on one thread, blocks of kExactBlock when others may help.
-  static constexpr std::int64_t kExactBlock = 512;
-  // Passes over up to this many slots keep their sums in registers (cell_sums_pass).
-  static constexpr std::int32_t kFewSlots = 4;
-  // Binder's count sums over up to this many slots stay in registers (score_binder).
-  static constexpr std::int32_t kBinderLanes = 8;
-  std::int64_t exact_blocks() const { return shared_threads() > 1 ? (d_.H + kExactBlock - 1) / kExactBlock : 1; }
-  std::int64_t block_begin(std::int64_t c, std::int64_t blocks) const { return c * d_.H / blocks; }
-  // dcell_ in fixed point, for the exact cell sums (see fix_cell_table).
-  void fix_cell_table();
+  void draw_sums_changed() { ++draw_sums_version_; }
 
   const CountLoss& loss_;
   bool track_stats_;  // a non-additive loss: per-draw sums, and the allocated items' column
-  SimdPath simd_;
-  std::vector<double> acc_, e_new_;
-  // Scratch for the non-additive scores, indexed by slot (0..q) or bucket (0..q+1).
-  std::vector<double> e_norm_, e_x_, he_, inv_he_, sorted_he_;
-  std::vector<std::int32_t> order_;
-  std::vector<double> bucket_a_, bucket_b_, bucket_c_;
-  std::vector<std::int64_t> acc_int_, part_int_;
-  int score_team_max_ = 1;  // see score_threads_used
   std::vector<double> dcell_, dest_, ddraw_;
-  // dcell_ in units of 2^-cell_shift_ (see fix_cell_table).
-  std::vector<std::int64_t> dcell_fixed_;
-  int cell_shift_ = 0;
-  bool cells_are_counts_ = false;  // dcell_[x] == x (pair counts: omARI's fused score)
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
+  double E_ = 0.0;
+  std::uint64_t draw_sums_version_ = 1;
   // Each draw's loss, for a shared expected_loss; a row of zeros for its other path.
   static constexpr std::int32_t kZeroRow = 8;
   mutable std::vector<double> draw_loss_;
-  double E_ = 0.0;
-  // Scoring context (see score_as); add_score's due update: item add_lab_'s draw labels, slot add_k_.
-  std::int32_t old_ = -1, add_k_ = 0;
-  const Label* add_lab_ = nullptr;
-  double Es_ = 0.0;
-  std::int64_t ms_ = 0;
-  // Draw entropies for the ID and NID scans (see draw_entropies).
-  std::vector<double> hr_draw_, inv_hr_draw_, hr_sorted_, inv_hr_sorted_, hr_prefix_;
-  std::vector<std::int64_t> by_hr_, rank_;
-  std::vector<KeyedIndex> sort_a_, sort_b_;  // order_by_key's scratch
-  bool hr_valid_ = false;
-  // Scratch for score_nid: each draw's joint entropy, at the draw's rank.
-  std::vector<double> hj_by_rank_;
-  // Scratch for draw_chunks: each chunk's sums and nonzero-cell list, and their totals.
-  std::vector<double> chunk_part_, chunk_sum_;
-  std::vector<std::int32_t> chunk_nz_;
-  // The cell sums cache (count_table_cache.hpp): per item i and slot k, at i * kd_ + k, the sum
-  // and the column version it was computed at (0: never); dirty_ and fresh_ are its scratch.
-  bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
-  std::vector<double> cache_val_;
-  std::vector<std::uint64_t> cache_ver_;
-  std::vector<std::int32_t> dirty_;
-  std::vector<double> fresh_;
   // The sums saved by snapshot() (the table saves its own).
   std::vector<double> snap_D_, snap_J_;
   double snap_E_ = 0.0;
+  // The loss family's scorer (table_scorer.hpp), and whether add_score leaves it add's update.
+  std::unique_ptr<TableScorer<Label, Count>> scorer_;
+  bool fuses_add_ = false;
 };
 
 }  // namespace salsox
 
-// The state's own passes; the scores are in their families' headers (see score_as).
+// The state's own passes; the scores are in their families' scorers (table_scorer.hpp).
 #include "count_table_rows.hpp"
 #include "count_table_sums.hpp"

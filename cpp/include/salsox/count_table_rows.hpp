@@ -1,4 +1,4 @@
-// CountTableState's footprint, and its walk over an item's rows (count_table.hpp).
+// CountTableState's footprint (count_table.hpp).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -14,29 +14,12 @@ inline double CountTableState<Label, Count>::footprint(std::int64_t rows, std::i
                                                      std::int32_t max_clusters, bool tracked, bool cell_sums) {
   const double line = kCacheLine;
   const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2 * line;
-  const double chunks = std::ceil(static_cast<double>(H) / kDrawChunk) * (max_clusters + 2.0) * 44.0;
+  const double chunk = TableScorer<Label, Count>::kDrawChunk;
+  const double chunks = std::ceil(static_cast<double>(H) / chunk) * (max_clusters + 2.0) * 44.0;
   // The tracked losses' per-draw sums and entropies (12 words a draw) and order_by_key's scratch (4).
   const double per_draw = tracked ? 16.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
   const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
   return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
-}
-
-template <class Label, class Count>
-template <class F>
-inline void CountTableState<Label, Count>::for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const {
-  const Label* lab = d_.item(i);
-  const std::int32_t dec = old_;
-  if (dec < 0) {
-    for (std::int64_t h = hi - 1; h >= lo; --h) {
-      const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
-      f(D_[h] + ddraw_[row[cap_]], J_[h], row, dec, h);
-    }
-    return;
-  }
-  for (std::int64_t h = hi - 1; h >= lo; --h) {
-    const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
-    f(D_[h], J_[h] - dcell_[row[dec] - 1], row, dec, h);
-  }
 }
 
 // CountTableState::footprint with the count width the engine picks for n items.

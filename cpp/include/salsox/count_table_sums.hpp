@@ -12,7 +12,7 @@ template <class Label, class Count>
 inline void CountTableState<Label, Count>::refresh_sums() {
   this->shrink();  // after a scan or a zealous round: a good time to narrow the rows (see shrink)
   if (!track_stats_) return;
-  hr_valid_ = false;
+  draw_sums_changed();
   E_ = fresh_est_sum();
   for (std::int64_t h = 0; h < d_.H; ++h) fresh_draw_sums(h, D_[h], J_[h]);
 }

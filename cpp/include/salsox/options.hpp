@@ -14,7 +14,7 @@ struct EngineOptions {
   // SALSOX_SIMD=baseline|avx2|avx512: the instruction set of the compute-bound scores (simd.hpp);
   // unset, empty or auto: the widest this CPU runs. A path the CPU lacks is an error.
   SimdPath simd = simd_paths().back();
-  // SALSOX_CELL_CACHE=off: no cell sums cache (count_table_cache.hpp).
+  // SALSOX_CELL_CACHE=off: no cell sums cache (cell_sums_cache.hpp).
   bool cell_cache = true;
   // SALSOX_CELL_LANES=off: NVI's and NID's scores visit only the nonzero cells, and the cell
   // sums load each cell, instead of taking every slot as a SIMD lane.

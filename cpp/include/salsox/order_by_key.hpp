@@ -1,4 +1,4 @@
-// The order of the draws by their entropy, for ID's and NID's scans (scores_entropy.hpp): a
+// The order of the draws by their entropy, for ID's and NID's scans (entropy_scorer.hpp): a
 // stable radix sort of the keys' bit patterns, which for doubles >= +0 order as the values do
 // (it runs after every change of the allocated items, where a comparison sort showed).
 #pragma once

@@ -1,30 +1,131 @@
-// Scores of the additive count losses for CountTableState (count_table.hpp): Binder, VI and
-// tabulated losses, summed in integers (counts, or differences in fixed point): thread-independent.
+// The scorer of the cell-sum losses (table_scorer.hpp): Binder, VI and the tabulated losses, whose
+// scores are sums over draws of one cell each per slot, and the cell sums ID's score takes. The sums
+// are of integers (counts, or differences in fixed point), so thread-independent.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cell_lanes.hpp"
+#include "count_loss.hpp"
 #include "count_table.hpp"
-#include "count_table_cache.hpp"
 #include "line_rows.hpp"
+#include "table_scorer.hpp"
 
 namespace salsox {
+
+template <class Label, class Count>
+class CellSumScorer : public TableScorer<Label, Count> {
+  using Base = TableScorer<Label, Count>;
+  using Base::s_, Base::d_, Base::simd_, Base::old_, Base::sz, Base::begin, Base::exact_blocks, Base::block_begin,
+      Base::count_team;
+
+ public:
+  CellSumScorer(const typename Base::State& state, const EngineOptions& opts);
+
+  void score(std::int64_t i, std::int32_t old, double* out) override;
+  bool score_adding(std::int64_t i, const Label* add_lab, std::int32_t k, Count* counts, double* out) override;
+
+  // acc[k] = sum_h dcell(x_hk) for the slots k < q, with item i as in score (slot old's cells
+  // read one lower). Returns acc_ (valid until the next score).
+  const double* cell_sums(std::int64_t i, std::int32_t old);
+
+ private:
+  void score_binder(std::int64_t i, double* out);
+  void score_additive(std::int64_t i, double* out);
+  const double* cell_sums(std::int64_t i);
+  void all_cell_sums(std::int64_t i, double* out);
+  void cell_sums_cached(std::int64_t i);  // cell_sums_cache.hpp
+  template <bool kAll, bool kOwn, bool kAdd = false>
+  void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
+  template <bool kAll>  // cell_sums_pass of an unallocated item, with score_adding's update if one is due
+  void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
+  // dcell in fixed point, for the exact cell sums (see fix_cell_table).
+  void fix_cell_table();
+
+  // Passes over up to this many slots keep their sums in registers (cell_sums_pass).
+  static constexpr std::int32_t kFewSlots = 4;
+  // Binder's count sums over up to this many slots stay in registers (score_binder).
+  static constexpr std::int32_t kBinderLanes = 8;
+
+  const CountLoss& loss_;
+  // The cell sums on the AVX-512 path take every slot as a lane (EngineOptions::cell_lanes).
+  const bool lane_cells_;
+  std::vector<double> acc_;
+  std::vector<std::int64_t> acc_int_, part_int_;
+  // dcell in units of 2^-cell_shift_ (see fix_cell_table).
+  std::vector<std::int64_t> dcell_fixed_;
+  int cell_shift_ = 0;
+  // score_adding's due update: item add_lab_'s draw labels, slot add_k_, into add_cnt_.
+  const Label* add_lab_ = nullptr;
+  std::int32_t add_k_ = 0;
+  Count* add_cnt_ = nullptr;
+  // The cell sums cache (cell_sums_cache.hpp): per item i and slot k, at i * max_clusters + k,
+  // the sum and the column version it was computed at (0: never); dirty_ and fresh_ are its scratch.
+  bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
+  std::vector<double> cache_val_;
+  std::vector<std::uint64_t> cache_ver_;
+  std::vector<std::int32_t> dirty_;
+  std::vector<double> fresh_;
+};
+
+template <class Label, class Count>
+CellSumScorer<Label, Count>::CellSumScorer(const typename Base::State& state, const EngineOptions& opts)
+    : Base(state, opts), loss_(state.loss()), lane_cells_(opts.cell_lanes) {
+  const std::int32_t kd = state.max_clusters();
+  acc_.assign(kd + 1 + kSimdPad, 0.0);
+  acc_int_.assign(kd + 1, 0);
+  if (scores_by_cell_sums(loss_.kind)) fix_cell_table();
+  const bool tracked = !loss_.additive();
+  cache_cells_ = scores_by_cell_sums(loss_.kind) && opts.cell_cache &&
+                 state.cell_cache_fits(d_.n, kd, state.table_bytes(d_.rows, kd, tracked));
+}
+
+template <class Label, class Count>
+void CellSumScorer<Label, Count>::score(std::int64_t i, std::int32_t old, double* out) {
+  begin(old);
+  if (loss_.kind == LossKind::Binder) score_binder(i, out);
+  else score_additive(i, out);
+}
+
+// score(i, -1, out) with the due update made by the pass draw by draw, just before it reads that
+// draw's row of i (fresh_cell_sums).
+template <class Label, class Count>
+bool CellSumScorer<Label, Count>::score_adding(std::int64_t i, const Label* add_lab, std::int32_t k, Count* counts,
+                                               double* out) {
+  add_lab_ = add_lab;
+  add_k_ = k;
+  add_cnt_ = counts;
+  score(i, -1, out);
+  const bool made = add_lab_ == nullptr;
+  add_lab_ = nullptr;
+  return made;
+}
+
+template <class Label, class Count>
+const double* CellSumScorer<Label, Count>::cell_sums(std::int64_t i, std::int32_t old) {
+  begin(old);
+  return cell_sums(i);
+}
 
 // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0. With
 // item i virtually removed from slot `old_`, every one of its cells there is one less.
 template <class Label, class Count>
-void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
+void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
   const Label* lab = d_.item(i);
-  const std::int32_t q = q_;
+  const std::int32_t q = s_.slots();
+  const Count* cnt = s_.counts();
+  const std::int64_t stride = s_.stride();
+  const std::int64_t* base = d_.base;
   const std::int64_t chunks = exact_blocks();
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, chunks, q, pw);
-  const int team = parallel_for(chunks, [&](std::int64_t c) {
+  const int team = s_.parallel_for(chunks, [&](std::int64_t c) {
     std::int64_t* acc = part + c * pw;
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
     std::int64_t h = block_begin(c + 1, chunks) - 1;
@@ -33,7 +134,7 @@ void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
       // and the table's spare line) and dropped.
       std::int64_t a[kBinderLanes] = {};
       for (; h >= lo; --h) {
-        const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
+        const Count* row = cnt + (base[h] + lab[h]) * stride;
         for (std::int32_t k = 0; k < kBinderLanes; ++k) a[k] += row[k];
       }
       std::copy(a, a + q, acc);
@@ -42,45 +143,46 @@ void CountTableState<Label, Count>::score_binder(std::int64_t i, double* out) {
     std::fill(acc, acc + q, 0);
     // Four draws per step: one add to memory per slot instead of four.
     for (; h >= lo + 3; h -= 4) {
-      const Count* r0 = cnt_ + (row_index(h, lab[h])) * stride_;
-      const Count* r1 = cnt_ + (row_index(h - 1, lab[h - 1])) * stride_;
-      const Count* r2 = cnt_ + (row_index(h - 2, lab[h - 2])) * stride_;
-      const Count* r3 = cnt_ + (row_index(h - 3, lab[h - 3])) * stride_;
+      const Count* r0 = cnt + (base[h] + lab[h]) * stride;
+      const Count* r1 = cnt + (base[h - 1] + lab[h - 1]) * stride;
+      const Count* r2 = cnt + (base[h - 2] + lab[h - 2]) * stride;
+      const Count* r3 = cnt + (base[h - 3] + lab[h - 3]) * stride;
       for (std::int32_t k = 0; k < q; ++k)
         acc[k] += (std::int64_t{r0[k]} + r1[k]) + (std::int64_t{r2[k]} + r3[k]);
     }
     for (; h >= lo; --h) {
-      const Count* row = cnt_ + (row_index(h, lab[h])) * stride_;
+      const Count* row = cnt + (base[h] + lab[h]) * stride;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
     }
   });
-  score_team_max_ = std::max(score_team_max_, team);
+  count_team(team);
   std::fill(acc_int_.begin(), acc_int_.begin() + q, 0);
   for (std::int64_t c = 0; c < chunks; ++c)
     for (std::int32_t k = 0; k < q; ++k) acc_int_[k] += part[c * pw + k];
   if (old_ >= 0) acc_int_[old_] -= d_.H;
   const double H = static_cast<double>(d_.H);
-  for (std::int32_t k = 0; k < q_; ++k)
+  for (std::int32_t k = 0; k < q; ++k)
     out[k] = loss_.b * H * static_cast<double>(sz(k)) -
              (loss_.a + loss_.b) * static_cast<double>(acc_int_[k]);
-  out[q_] = 0.0;
+  out[q] = 0.0;
 }
 
 // H dE(n_.k) + sum_h dJ(n_{c_h(i) k}), dE and dJ tabulated differences (for VI the paper's
 // f(n) = n log n - (n - 1) log(n - 1)), the cell sums from cell_sums.
 template <class Label, class Count>
-void CountTableState<Label, Count>::score_additive(std::int64_t i, double* out) {
+void CellSumScorer<Label, Count>::score_additive(std::int64_t i, double* out) {
   const double* acc = cell_sums(i);
   const double H = static_cast<double>(d_.H);
   const double we = loss_.est_weight(), wc = loss_.cell_weight();
-  for (std::int32_t k = 0; k < q_; ++k) out[k] = we * H * dest_[sz(k)] + wc * acc[k];
-  out[q_] = H * (we * dest_[0] + wc * dcell_[0]);
+  const double* dest = s_.est_diffs();
+  const std::int32_t q = s_.slots();
+  for (std::int32_t k = 0; k < q; ++k) out[k] = we * H * dest[sz(k)] + wc * acc[k];
+  out[q] = H * (we * dest[0] + wc * s_.cell_diffs()[0]);
 }
 
-// acc[k] = sum_h dcell(x_hk) for the slots k < q, slot old_'s cells read one lower. Returns
-// acc_ (valid until the next score).
+// cell_sums(i, old) for the score's old_.
 template <class Label, class Count>
-const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
+const double* CellSumScorer<Label, Count>::cell_sums(std::int64_t i) {
   if (cache_cells_) cell_sums_cached(i);
   else all_cell_sums(i, acc_.data());
   return acc_.data();
@@ -88,36 +190,16 @@ const double* CountTableState<Label, Count>::cell_sums(std::int64_t i) {
 
 // The same into out without the cache: one pass over every slot.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::all_cell_sums(std::int64_t i, double* out) {
-  if (old_ < 0) return fresh_cell_sums<true>(i, nullptr, q_, out);
-  cell_sums_pass<true, true>(i, nullptr, q_, out);
-  out[old_] = out[q_];
-}
-
-// add(i, k) then score(next, out). For VI and the tabulated losses, add's table update is left
-// due and made by the score's pass draw by draw, just before it reads that draw's row of `next`.
-template <class Label, class Count>
-void CountTableState<Label, Count>::add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
-  if (track_stats_ || (loss_.kind != LossKind::VI && loss_.kind != LossKind::Tabulated)) {
-    add(i, k);
-    score(next, out);
-    return;
-  }
-  grow(k + 1);
-  touch(k);
-  this->place(i, k);
-  add_lab_ = d_.item(i);
-  add_k_ = k;
-  score(next, out);
-  if (add_lab_ != nullptr) {  // a score that made no pass (every sum cached): the update alone
-    add_lab_ = nullptr;
-    this->template shift_item<true>(i, k, NoVisit{});
-  }
+inline void CellSumScorer<Label, Count>::all_cell_sums(std::int64_t i, double* out) {
+  const std::int32_t q = s_.slots();
+  if (old_ < 0) return fresh_cell_sums<true>(i, nullptr, q, out);
+  cell_sums_pass<true, true>(i, nullptr, q, out);
+  out[old_] = out[q];
 }
 
 template <class Label, class Count>
 template <bool kAll>
-inline void CountTableState<Label, Count>::fresh_cell_sums(std::int64_t i, const std::int32_t* ks,
+inline void CellSumScorer<Label, Count>::fresh_cell_sums(std::int64_t i, const std::int32_t* ks,
                                                            std::int32_t width, double* out) {
   if (add_lab_ == nullptr) return cell_sums_pass<kAll, false, false>(i, ks, width, out);
   cell_sums_pass<kAll, false, true>(i, ks, width, out);
@@ -127,15 +209,18 @@ inline void CountTableState<Label, Count>::fresh_cell_sums(std::int64_t i, const
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
 // out[width] = the same for slot old_ read one lower (with kAll, out[old_] is left 0). The terms
 // are in fixed point, so the sums are exact: the same bits whatever the split of the draws and
-// the slots taken. With kAdd, the pass first makes add_score's due update in each draw.
+// the slots taken. With kAdd, the pass first makes score_adding's due update in each draw.
 template <class Label, class Count>
 template <bool kAll, bool kOwn, bool kAdd>
-inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
+inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
                                                           double* out) {
-  static_assert(!(kAdd && kOwn), "add_score scores an unallocated item");
+  static_assert(!(kAdd && kOwn), "score_adding scores an unallocated item");
   const Label* lab = d_.item(i);
   const Label* add_lab = add_lab_;
   const std::int32_t add_k = add_k_;
+  Count* const add_cnt = add_cnt_;
+  const Count* const counts = s_.counts();
+  const std::int64_t row_stride = s_.stride();
   const std::int64_t* dc = dcell_fixed_.data();
   const std::int32_t q = width;
   const std::int32_t old = old_ >= 0 ? old_ : 0;
@@ -151,7 +236,7 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
   if constexpr (kAll && !kAdd) {
     if (lane_cells_ && simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
       for (std::int32_t k = 0; k < q && nbig <= 4; ++k)
-        if (size_[k] >= 16 && !(kOwn && k == old)) {
+        if (s_.size(k) >= 16 && !(kOwn && k == old)) {
           if (nbig < 4) big[nbig] = k;
           ++nbig;
         }
@@ -163,7 +248,7 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     }
   }
 #endif
-  const int team = parallel_for(blocks, [&](std::int64_t c) {
+  const int team = s_.parallel_for(blocks, [&](std::int64_t c) {
     // Locals, not captures: with kAdd every char-sized count store may alias anything whose
     // address has escaped, and these stay in registers only if theirs has not.
     const Label* const il = lab;
@@ -171,11 +256,12 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     const std::int32_t ak = add_k;
     const std::int64_t* const d = dc;
     const std::int64_t* const base = d_.base;
-    const std::int64_t stride = stride_;
-    Count* const cnt = cnt_;
+    const std::int64_t stride = row_stride;
+    const Count* const cnt = counts;
+    Count* const added = add_cnt;
     auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h]) * stride; };
-    auto add_one = [=](std::int64_t h) SALSOX_INLINE {
-      if constexpr (kAdd) ++cnt[(base[h] + al[h]) * stride + ak];
+    auto add_one = [=](std::int64_t h) SALSOX_INLINE {  // (added: the state's counts, writable)
+      if constexpr (kAdd) ++added[(base[h] + al[h]) * stride + ak];
     };
     std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
@@ -265,7 +351,7 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
     }
     acc[q] = own;
   });
-  score_team_max_ = std::max(score_team_max_, team);
+  count_team(team);
   for (std::int32_t j = 0; j <= q; ++j) {
     std::int64_t sum = 0;
     for (std::int64_t c = 0; c < blocks; ++c) sum += part[c * pw + j];
@@ -273,13 +359,15 @@ inline void CountTableState<Label, Count>::cell_sums_pass(std::int64_t i, const 
   }
 }
 
-// dcell_fixed_[x] = dcell_[x] 2^s rounded, s the largest shift for which H terms of any size
+// dcell_fixed_[x] = dcell(x) 2^s rounded, s the largest shift for which H terms of any size
 // sum within 2^62. Rounding each term by at most 2^-(s+1) loses about what summing H doubles
 // does, but the same in every order.
 template <class Label, class Count>
-void CountTableState<Label, Count>::fix_cell_table() {
+void CellSumScorer<Label, Count>::fix_cell_table() {
   double big = 0.0;
-  for (double v : dcell_) big = std::max(big, std::fabs(v));
+  const double* dcell = s_.cell_diffs();
+  const std::size_t cells = s_.cell_diffs_size();
+  for (std::size_t x = 0; x < cells; ++x) big = std::max(big, std::fabs(dcell[x]));
   const double bound = big * static_cast<double>(d_.H);
   if (!std::isfinite(bound))
     throw std::invalid_argument("the loss's cell table has differences too large to sum over the draws (" +
@@ -288,7 +376,15 @@ void CountTableState<Label, Count>::fix_cell_table() {
   std::frexp(bound, &e);  // bound < 2^e
   cell_shift_ = bound > 0.0 ? 62 - e : 0;
   dcell_fixed_.clear();
-  for (double v : dcell_) dcell_fixed_.push_back(std::llround(std::ldexp(v, cell_shift_)));
+  for (std::size_t x = 0; x < cells; ++x) dcell_fixed_.push_back(std::llround(std::ldexp(dcell[x], cell_shift_)));
+}
+
+template <class Label, class Count>
+std::unique_ptr<TableScorer<Label, Count>> make_cell_sum_scorer(const CountTableState<Label, Count>& state,
+                                                                const EngineOptions& opts) {
+  return std::make_unique<CellSumScorer<Label, Count>>(state, opts);
 }
 
 }  // namespace salsox
+
+#include "cell_sums_cache.hpp"

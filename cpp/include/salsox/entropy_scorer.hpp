@@ -1,21 +1,107 @@
-// Scores of the entropy losses for CountTableState (count_table.hpp): NVI, ID and NID, as per-draw
-// sums for all slots at once plus a correction for the few nonzero cells of the item's row.
+// The scorer of the entropy losses (table_scorer.hpp): NVI, ID and NID, as per-draw sums for
+// all slots at once plus a correction for the few nonzero cells of the item's row.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "simd.hpp"  // (SALSOX_SIMD_X86)
 #if SALSOX_SIMD_X86
 #include <immintrin.h>
 #endif
 
+#include "cell_sum_scorer.hpp"
 #include "count_table.hpp"
-#include "scores_shared.hpp"
+#include "order_by_key.hpp"
+#include "table_scorer.hpp"
 #include "threshold_sums.hpp"
 
 namespace salsox {
+
+template <class Label, class Count>
+class EntropyScorer : public TableScorer<Label, Count> {
+  using Base = TableScorer<Label, Count>;
+  using Base::s_, Base::d_, Base::simd_, Base::old_, Base::Es_, Base::ms_, Base::sz, Base::begin, Base::for_draws,
+      Base::kDrawChunk;
+
+ public:
+  EntropyScorer(const typename Base::State& state, const EngineOptions& opts);
+
+  // The score on the state's path, compiled for each instruction set (the AVX-512 path runs the
+  // AVX2 score).
+  void score(std::int64_t i, std::int32_t old, double* out) override {
+    begin(old);
+#if SALSOX_SIMD_X86
+    if (simd_ != SimdPath::Baseline) return score_avx2(i, out);
+#endif
+    score_on<SimdPath::Baseline>(i, out);
+  }
+  void reset_threads_used() override {
+    Base::reset_threads_used();
+    if (cells_) cells_->reset_threads_used();
+  }
+  int threads_used() const override {
+    return std::max(Base::threads_used(), cells_ ? cells_->threads_used() : 1);
+  }
+
+ private:
+  struct EntropyScale;
+  template <SimdPath P>
+  SALSOX_INLINE void score_on(std::int64_t i, double* out);
+#if SALSOX_SIMD_X86
+  SALSOX_TARGET_AVX2 void score_avx2(std::int64_t i, double* out) { score_on<SimdPath::AVX2>(i, out); }
+#endif
+  void slot_entropies(const EntropyScale& ent);
+  void sort_slots();
+  void draw_entropies(const EntropyScale& ent);
+  template <SimdPath P>
+  SALSOX_INLINE void score_nvi(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_id(std::int64_t i, double* out);
+  template <SimdPath P>
+  SALSOX_INLINE void score_nid(std::int64_t i, double* out);
+  // NVI's and NID's scores take every slot as a lane, up to kLaneVectors vectors of four slots
+  // (EngineOptions::cell_lanes), else visit the nonzero cells.
+  static constexpr std::int32_t kLaneVectors = 8;
+#if SALSOX_SIMD_X86
+  template <int V>
+  SALSOX_TARGET_AVX2 void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*) const;
+  template <int V, bool kAlloc>
+  SALSOX_TARGET_AVX2 void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
+                                         double*) const;
+#endif
+
+  const CountLoss& loss_;
+  const bool lane_cells_;
+  // ID's cell sums: VI's, of the loss's own cell table.
+  std::unique_ptr<CellSumScorer<Label, Count>> cells_;
+  // Scratch indexed by slot (0..q) or bucket (0..q+1).
+  std::vector<double> acc_, he_, inv_he_, sorted_he_;
+  std::vector<std::int32_t> order_;
+  std::vector<double> bucket_a_, bucket_b_, bucket_c_;
+  // Draw entropies for the ID and NID scans (see draw_entropies), at the state's draw sums
+  // version hr_version_.
+  std::vector<double> hr_draw_, inv_hr_draw_, hr_sorted_, inv_hr_sorted_, hr_prefix_;
+  std::vector<std::int64_t> by_hr_, rank_;
+  std::vector<KeyedIndex> sort_a_, sort_b_;  // order_by_key's scratch
+  std::uint64_t hr_version_ = 0;
+  // Scratch for score_nid: each draw's joint entropy, at the draw's rank.
+  std::vector<double> hj_by_rank_;
+};
+
+template <class Label, class Count>
+EntropyScorer<Label, Count>::EntropyScorer(const typename Base::State& state, const EngineOptions& opts)
+    : Base(state, opts), loss_(state.loss()), lane_cells_(opts.cell_lanes) {
+  const std::size_t slots = static_cast<std::size_t>(state.max_clusters()) + 1;
+  for (auto* v : {&acc_, &he_, &inv_he_}) v->assign(slots + kSimdPad, 0.0);
+  for (auto* v : {&bucket_a_, &bucket_b_, &bucket_c_}) v->assign(slots + 1, 0.0);
+  sorted_he_.assign(slots, 0.0);
+  order_.assign(slots, 0);
+  if (loss_.kind == LossKind::ID) cells_ = std::make_unique<CellSumScorer<Label, Count>>(state, opts);
+}
 
 // An unallocated item's NID terms in one draw, kept by chunks of draws (see score_nid): Hr,
 // then Hj - Hr, Hj / Hr and 1 / Hr, each kNidTerms further on (a chunk and its padding).
@@ -29,7 +115,7 @@ inline void nid_terms(double* at, double hr, double hj, double inv_hr) {
 
 // Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
 template <class Label, class Count>
-struct CountTableState<Label, Count>::EntropyScale {
+struct EntropyScorer<Label, Count>::EntropyScale {
   double lm, inv_m, tiny;
   explicit EntropyScale(double m)
       : lm(std::log2(m)), inv_m(1.0 / m), tiny(CountLoss::negligible_bound(m)) {}
@@ -49,19 +135,22 @@ struct CountTableState<Label, Count>::EntropyScale {
 
 // Estimate entropies with the item in slot k (he_[k], k < q) or in a new cluster (he_[q]).
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::slot_entropies(const EntropyScale& ent) {
-  for (std::int32_t k = 0; k < q_; ++k) he_[k] = ent(Es_ + dest_[sz(k)]);
-  he_[q_] = ent(Es_ + dest_[0]);
+inline void EntropyScorer<Label, Count>::slot_entropies(const EntropyScale& ent) {
+  const std::int32_t q = s_.slots();
+  const double* dest = s_.est_diffs();
+  for (std::int32_t k = 0; k < q; ++k) he_[k] = ent(Es_ + dest[sz(k)]);
+  he_[q] = ent(Es_ + dest[0]);
 }
 
 // Slots 0..q sorted by estimate entropy (ties by index), into order_.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::sort_slots() {
-  for (std::int32_t k = 0; k <= q_; ++k) order_[k] = k;
-  std::sort(order_.begin(), order_.begin() + q_ + 1, [this](std::int32_t x, std::int32_t y) {
+inline void EntropyScorer<Label, Count>::sort_slots() {
+  const std::int32_t q = s_.slots();
+  for (std::int32_t k = 0; k <= q; ++k) order_[k] = k;
+  std::sort(order_.begin(), order_.begin() + q + 1, [this](std::int32_t x, std::int32_t y) {
     return he_[x] < he_[y] || (he_[x] == he_[y] && x < y);
   });
-  for (std::int32_t p = 0; p <= q_; ++p) sorted_he_[p] = he_[order_[p]];
+  for (std::int32_t p = 0; p <= q; ++p) sorted_he_[p] = he_[order_[p]];
 }
 
 // NVI = 2 - (Hr + He) / Hj (0 when Hj is negligible). Zero cells sum over draws to
@@ -70,12 +159,12 @@ inline void CountTableState<Label, Count>::sort_slots() {
 // cells; both take the same operations per cell in the draws' order: the same bits.
 template <class Label, class Count>
 template <SimdPath P>
-inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out) {
+inline void EntropyScorer<Label, Count>::score_nvi(std::int64_t i, double* out) {
   const EntropyScale ent(static_cast<double>(ms_));
   slot_entropies(ent);
-  const double* dc = dcell_.data();
+  const double* dc = s_.cell_diffs();
   const double* he = he_.data();
-  const std::int32_t q = q_;
+  const std::int32_t q = s_.slots();
   // Summed by chunks of draws (draw_chunks): per slot k < q its nonzero cells' corrections,
   // then (from `at`) the zero cells' constant terms and their 1 / Hj.
   const double* sums = nullptr;
@@ -85,7 +174,7 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
     const std::int32_t vectors = (q + 3) / 4;
     if (vectors > 0 && vectors <= kLaneVectors && lane_cells_) {
       at = 4 * vectors;
-      sums = draw_chunks<P>(at + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
+      sums = this->template draw_chunks<P>(at + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
         with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
           nvi_draws_avx2<decltype(v)::value>(i, lo, hi, ent, acc);
         });
@@ -94,13 +183,13 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
   }
 #endif
   if (sums == nullptr) {
-    sums = draw_chunks<P>(q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
+    sums = this->template draw_chunks<P>(q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
       double s_const = 0.0, s_inv = 0.0;
       for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
         const auto t = ent.nvi_draw(Dn, J);
         s_const += t.zero_const;
         s_inv += t.inv;
-        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
           const int x = row[k] - (k == dec);
           acc[k] += CountLoss::nvi_of(t.hr, he[k], ent(J + dc[x]), ent.tiny) - (t.zero_const - he[k] * t.inv);
         });
@@ -110,8 +199,8 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
     });
   }
   const double s_const = sums[at], s_inv = sums[at + 1];
-  for (std::int32_t k = 0; k < q_; ++k) out[k] = s_const - he_[k] * s_inv + sums[k];
-  out[q_] = s_const - he_[q_] * s_inv;
+  for (std::int32_t k = 0; k < q; ++k) out[k] = s_const - he_[k] * s_inv + sums[k];
+  out[q] = s_const - he_[q] * s_inv;
 }
 
 #if SALSOX_SIMD_X86
@@ -121,10 +210,10 @@ inline void CountTableState<Label, Count>::score_nvi(std::int64_t i, double* out
 // slots in use (inside the row, or the table's spare line after the last one); they are masked.
 template <class Label, class Count>
 template <int V>
-SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
+SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nvi_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
                                                                      const EntropyScale& ent, double* acc) const {
   constexpr std::int64_t kAhead = 8;
-  const std::int32_t q = q_, dec = old_;
+  const std::int32_t q = s_.slots(), dec = old_;
   const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
   const __m256d lm = _mm256_set1_pd(ent.lm), inv_m = _mm256_set1_pd(ent.inv_m), tiny = _mm256_set1_pd(ent.tiny);
   __m256d sum[V], he[V];
@@ -136,15 +225,19 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64
     keep[v] = _mm_cmplt_epi32(k, _mm_set1_epi32(q));
     at_dec[v] = _mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));
   }
-  const double* dc = dcell_.data();
+  const double* dc = s_.cell_diffs();
   const Label* lab = d_.item(i);
+  const Count* cnt = s_.counts();
+  const std::int64_t stride = s_.stride();
+  const std::int32_t alloc = s_.allocated_column();
+  const double *D = s_.draw_sums(), *Jh = s_.joint_sums(), *ddraw = s_.draw_diffs();
   double s_const = 0.0, s_inv = 0.0;
   for (std::int64_t h = hi - 1; h >= lo; --h) {
-    if (h >= lo + kAhead) __builtin_prefetch(cnt_ + row_index(h - kAhead, lab[h - kAhead]) * stride_);
-    const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
+    if (h >= lo + kAhead) __builtin_prefetch(cnt + s_.row_index(h - kAhead, lab[h - kAhead]) * stride);
+    const Count* row = cnt + s_.row_index(h, lab[h]) * stride;
     // As for_draws: D_h with item i in its draw cluster, J_h without it.
-    const double Dn = dec < 0 ? D_[h] + ddraw_[row[cap_]] : D_[h];
-    const double J = dec < 0 ? J_[h] : J_[h] - dcell_[row[dec] - 1];
+    const double Dn = dec < 0 ? D[h] + ddraw[row[alloc]] : D[h];
+    const double J = dec < 0 ? Jh[h] : Jh[h] - dc[row[dec] - 1];
     const auto t = ent.nvi_draw(Dn, J);
     s_const += t.zero_const;
     s_inv += t.inv;
@@ -176,23 +269,23 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nvi_draws_avx2(std::int64
 // loss's clamps at 0 never act: a joint entropy is at least either marginal.)
 template <class Label, class Count>
 template <SimdPath P>
-inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out) {
+inline void EntropyScorer<Label, Count>::score_id(std::int64_t i, double* out) {
   const EntropyScale ent(static_cast<double>(ms_));
   slot_entropies(ent);
   sort_slots();
-  const std::int32_t q = q_;
+  const std::int32_t q = s_.slots();
   const bool fixed_hr = old_ >= 0;
   const double* cells;
   const double* below_sums = nullptr;
   if (fixed_hr) {
     // A scan: every Hr is fixed, and the draws below each slot come from the sorted Hr.
     draw_entropies(ent);
-    cells = cell_sums(i);
+    cells = cells_->cell_sums(i, old_);
   } else {
     // An unallocated item joins its draw clusters, so Hr depends on it: per chunk of draws, the
     // Hr at most each sorted He summed and counted (threshold_sums; from q + 1 the numbers).
     const double* th = sorted_he_.data();
-    below_sums = draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
+    below_sums = this->template draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
                                                 SALSOX_INLINE {
       alignas(64) double hrs[kDrawChunk + kThresholdLanes];
       std::int64_t t = 0;
@@ -202,7 +295,7 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
       while (t % kThresholdLanes != 0) hrs[t++] = std::numeric_limits<double>::infinity();
       threshold_sums<P>(hrs, t, th, q + 1, acc, acc + q + 1);
     });
-    cells = cell_sums(i);
+    cells = cells_->cell_sums(i, old_);
   }
   // Slot at sorted position p: sum of min(Hr, He) = sum of the Hr <= He + He times the rest.
   const double H = static_cast<double>(d_.H);
@@ -217,7 +310,7 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
       below_n = static_cast<std::int64_t>(below_sums[q + 1 + p]);
     }
     const std::int32_t k = order_[p];
-    const double cell = k < q ? cells[k] : H * dcell_[0];
+    const double cell = k < q ? cells[k] : H * s_.cell_diffs()[0];
     out[k] = -(below_hr + sorted_he_[p] * static_cast<double>(d_.H - below_n)) - ent.inv_m * cell;
   }
 }
@@ -225,13 +318,14 @@ inline void CountTableState<Label, Count>::score_id(std::int64_t i, double* out)
 // Every draw's Hr (and 1 / Hr, 0 when negligible), by draw and sorted, each draw's rank, and the
 // sorted Hr's prefix sums; kept until the draw sums D_h change.
 template <class Label, class Count>
-inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& ent) {
-  if (hr_valid_) return;
+inline void EntropyScorer<Label, Count>::draw_entropies(const EntropyScale& ent) {
+  if (hr_version_ == s_.draw_sums_version()) return;
+  const double* D = s_.draw_sums();
   const auto H = static_cast<std::size_t>(d_.H);
   hr_draw_.resize(H);
   inv_hr_draw_.resize(H);
   for (std::size_t h = 0; h < H; ++h) {
-    hr_draw_[h] = ent(D_[h]);
+    hr_draw_[h] = ent(D[h]);
     inv_hr_draw_[h] = hr_draw_[h] > ent.tiny ? 1.0 / hr_draw_[h] : 0.0;
   }
   order_by_key(hr_draw_.data(), d_.H, by_hr_, sort_a_, sort_b_);  // (Hr >= +0: ent clamps with vmax(0.0, .))
@@ -246,7 +340,7 @@ inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& en
     rank_[h] = static_cast<std::int64_t>(r);
     hr_prefix_[r + 1] = hr_prefix_[r] + hr_sorted_[r];
   }
-  hr_valid_ = true;
+  hr_version_ = s_.draw_sums_version();
 }
 
 // NID = 1 - (Hr + He - Hj) / max(Hr, He) (0 when the maximum is negligible); in a zero cell
@@ -254,15 +348,15 @@ inline void CountTableState<Label, Count>::draw_entropies(const EntropyScale& en
 // sum_{Hr <= He}(Hj - Hr) / He + sum_{Hr > He} Hj/Hr - He sum_{Hr > He} 1/Hr.
 template <class Label, class Count>
 template <SimdPath P>
-inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out) {
+inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) {
   const EntropyScale ent(static_cast<double>(ms_));
   slot_entropies(ent);
   sort_slots();
-  for (std::int32_t k = 0; k <= q_; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
-  const double* dc = dcell_.data();
+  const std::int32_t q = s_.slots();
+  for (std::int32_t k = 0; k <= q; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
+  const double* dc = s_.cell_diffs();
   const double* he = he_.data();
   const double* inv_he = inv_he_.data();
-  const std::int32_t q = q_;
   auto cell = [&](double* acc, std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
     // NID = (Hj - min(Hr, He)) / top, top = max(Hr, He) (1 / top stored as 0 when negligible).
     // In a cell the item joins, Hj is lower than in a zero cell by dcell(x) / m.
@@ -288,7 +382,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     const std::int64_t* rank = rank_.data();
     const double* hr_of = hr_draw_.data();
     const double* inv_hr_of = inv_hr_draw_.data();
-    sums = draw_chunks<P>(width, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
+    sums = this->template draw_chunks<P>(width, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
 #if SALSOX_SIMD_X86
       if (lanes)
         return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
@@ -298,7 +392,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
       for_draws(i, lo, hi, [&](double, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
         hj_at[rank[h]] = ent(J);
         const double hr = hr_of[h], inv_hr = inv_hr_of[h];
-        for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
           cell(acc, k, row[k] - (k == dec), hr, inv_hr);
         });
       });
@@ -321,7 +415,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   } else {
     // An unallocated item: the pass also keeps each draw's terms (nid_terms), split per chunk
     // by each sorted He (threshold_split_sums).
-    sums = draw_chunks<P>(width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
+    sums = this->template draw_chunks<P>(width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
                                                  SALSOX_INLINE {
       alignas(64) double terms[4 * kNidTerms];
 #if SALSOX_SIMD_X86
@@ -337,7 +431,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
           const double hr = ent(Dn), hj = ent(J);
           const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
           nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
-          for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+          s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
             cell(acc, k, row[k] - (k == dec), hr, inv_hr);
           });
         });
@@ -358,14 +452,14 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
     // Sums over the buckets above p accumulated downwards (not as total minus prefix, which
     // would cancel badly when some Hr are small).
     double above_b = 0.0, above_c = 0.0;
-    for (std::int32_t p = q_; p >= 0; --p) {
+    for (std::int32_t p = q; p >= 0; --p) {
       above_b += bucket_b_[p + 1];
       above_c += bucket_c_[p + 1];
       const std::int32_t k = order_[p];
       out[k] = above_b - sorted_he_[p] * above_c - ent.inv_m * acc_[k];
     }
     double below_a = 0.0;
-    for (std::int32_t p = 0; p <= q_; ++p) {
+    for (std::int32_t p = 0; p <= q; ++p) {
       below_a += bucket_a_[p];
       out[order_[p]] += below_a * inv_he_[order_[p]];
     }
@@ -374,7 +468,7 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
   const double* below = sums + width;
   const double* above_b = below + slots;
   const double* above_c = above_b + slots;
-  for (std::int32_t p = 0; p <= q_; ++p) {
+  for (std::int32_t p = 0; p <= q; ++p) {
     const std::int32_t k = order_[p];
     out[k] = above_b[p] - sorted_he_[p] * above_c[p] - ent.inv_m * acc_[k] + below[p] * inv_he_[k];
   }
@@ -386,11 +480,11 @@ inline void CountTableState<Label, Count>::score_nid(std::int64_t i, double* out
 // rank in hj_at; else an unallocated item's nid_terms in hj_at), then the cell loop per lane.
 template <class Label, class Count>
 template <int V, bool kAlloc>
-SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64_t i, std::int64_t lo,
+SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nid_draws_avx2(std::int64_t i, std::int64_t lo,
                                                                      std::int64_t hi, const EntropyScale& ent,
                                                                      double* acc, double* hj_at) const {
   constexpr std::int64_t kAhead = 8;
-  const std::int32_t q = q_, dec = old_;
+  const std::int32_t q = s_.slots(), dec = old_;
   const __m256d zero = _mm256_setzero_pd();
   __m256d sum[V], he[V], inv_he[V];
   __m128i keep[V], at_dec[V];
@@ -403,19 +497,23 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
     at_dec[v] = _mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));
   }
   double* const terms = hj_at;  // (an unallocated item's terms, see score_nid)
-  const double* dc = dcell_.data();
+  const double* dc = s_.cell_diffs();
   const Label* lab = d_.item(i);
+  const Count* cnt = s_.counts();
+  const std::int64_t stride = s_.stride();
+  const std::int32_t alloc = s_.allocated_column();
+  const double *D = s_.draw_sums(), *J = s_.joint_sums(), *ddraw = s_.draw_diffs();
   for (std::int64_t h = hi - 1; h >= lo; --h) {
-    if (h >= lo + kAhead) __builtin_prefetch(cnt_ + row_index(h - kAhead, lab[h - kAhead]) * stride_);
-    const Count* row = cnt_ + row_index(h, lab[h]) * stride_;
+    if (h >= lo + kAhead) __builtin_prefetch(cnt + s_.row_index(h - kAhead, lab[h - kAhead]) * stride);
+    const Count* row = cnt + s_.row_index(h, lab[h]) * stride;
     double hr, inv_hr;
     if constexpr (kAlloc) {
-      hj_at[rank_[h]] = ent(J_[h] - dcell_[row[dec] - 1]);
+      hj_at[rank_[h]] = ent(J[h] - dc[row[dec] - 1]);
       hr = hr_draw_[h];
       inv_hr = inv_hr_draw_[h];
     } else {
-      hr = ent(D_[h] + ddraw_[row[cap_]]);
-      const double hj = ent(J_[h]);
+      hr = ent(D[h] + ddraw[row[alloc]]);
+      const double hj = ent(J[h]);
       inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
       nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
     }
@@ -434,10 +532,9 @@ SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::nid_draws_avx2(std::int64
 }
 #endif
 
-// The entropy scores on the state's path, as score_omari_paths.
 template <class Label, class Count>
 template <SimdPath P>
-inline void CountTableState<Label, Count>::score_entropy_on(std::int64_t i, double* out) {
+inline void EntropyScorer<Label, Count>::score_on(std::int64_t i, double* out) {
   switch (loss_.kind) {
     case LossKind::NVI: score_nvi<P>(i, out); break;
     case LossKind::ID: score_id<P>(i, out); break;
@@ -446,18 +543,9 @@ inline void CountTableState<Label, Count>::score_entropy_on(std::int64_t i, doub
 }
 
 template <class Label, class Count>
-void CountTableState<Label, Count>::score_entropy_paths(std::int64_t i, double* out) {
-#if SALSOX_SIMD_X86
-  if (simd_ != SimdPath::Baseline) return score_entropy_avx2(i, out);
-#endif
-  score_entropy_on<SimdPath::Baseline>(i, out);
+std::unique_ptr<TableScorer<Label, Count>> make_entropy_scorer(const CountTableState<Label, Count>& state,
+                                                               const EngineOptions& opts) {
+  return std::make_unique<EntropyScorer<Label, Count>>(state, opts);
 }
-
-#if SALSOX_SIMD_X86
-template <class Label, class Count>
-SALSOX_TARGET_AVX2 void CountTableState<Label, Count>::score_entropy_avx2(std::int64_t i, double* out) {
-  score_entropy_on<SimdPath::AVX2>(i, out);
-}
-#endif
 
 }  // namespace salsox
