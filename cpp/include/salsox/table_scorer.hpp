@@ -53,8 +53,12 @@ class TableScorer {
  protected:
   // The score's context: `old_` as in score, Es_ and ms_ the estimate sum and item count once
   // i is placed, sz(k) slot k's size without i.
-  void begin(std::int32_t old);
-  std::int64_t sz(std::int32_t k) const;
+  void begin(std::int32_t old) {
+    old_ = old;
+    Es_ = old >= 0 ? s_.est_sum() - s_.est_diffs()[s_.size(old) - 1] : s_.est_sum();
+    ms_ = old >= 0 ? s_.allocated() : s_.allocated() + 1;
+  }
+  std::int64_t sz(std::int32_t k) const { return s_.size(k) - (k == old_ ? 1 : 0); }
 
   // Calls f(draw_sum, joint_sum, row, dec, h) for draws hi-1 down to lo: D_h with item i in its
   // draw cluster, J_h without it, and item i's row, whose cell k holds row[k] - (k == dec).
@@ -76,7 +80,7 @@ class TableScorer {
   // The integer sums over draws are exact, so any split of the draws gives the same bits: one
   // block on one thread, blocks of kExactBlock when others may help.
   static constexpr std::int64_t kExactBlock = 512;
-  std::int64_t exact_blocks() const;
+  std::int64_t exact_blocks() const { return s_.shared_threads() > 1 ? (d_.H + kExactBlock - 1) / kExactBlock : 1; }
   std::int64_t block_begin(std::int64_t c, std::int64_t blocks) const { return c * d_.H / blocks; }
 
   const State& s_;
@@ -103,23 +107,6 @@ std::unique_ptr<TableScorer<Label, Count>> make_omari_scorer(const CountTableSta
 template <class Label, class Count>
 std::unique_ptr<TableScorer<Label, Count>> make_entropy_scorer(const CountTableState<Label, Count>& state,
                                                                const EngineOptions& opts);
-
-template <class Label, class Count>
-inline void TableScorer<Label, Count>::begin(std::int32_t old) {
-  old_ = old;
-  Es_ = old >= 0 ? s_.est_sum() - s_.est_diffs()[s_.size(old) - 1] : s_.est_sum();
-  ms_ = old >= 0 ? s_.allocated() : s_.allocated() + 1;
-}
-
-template <class Label, class Count>
-inline std::int64_t TableScorer<Label, Count>::sz(std::int32_t k) const {
-  return s_.size(k) - (k == old_ ? 1 : 0);
-}
-
-template <class Label, class Count>
-inline std::int64_t TableScorer<Label, Count>::exact_blocks() const {
-  return s_.shared_threads() > 1 ? (d_.H + kExactBlock - 1) / kExactBlock : 1;
-}
 
 template <class Label, class Count>
 template <class F>
