@@ -29,7 +29,6 @@ class CellSumScorer : public TableScorer<Label, Count> {
   CellSumScorer(const typename Base::State& state, const EngineOptions& opts);
 
   void score(std::int64_t i, std::int32_t old, double* out) override;
-  bool score_adding(std::int64_t i, const Label* add_lab, std::int32_t k, Count* counts, double* out) override;
 
   // acc[k] = sum_h dcell(x_hk) for the slots k < q, with item i as in score (slot old's cells
   // read one lower). Returns acc_ (valid until the next score).
@@ -41,10 +40,8 @@ class CellSumScorer : public TableScorer<Label, Count> {
   const double* cell_sums(std::int64_t i);
   void all_cell_sums(std::int64_t i, double* out);
   void cell_sums_cached(std::int64_t i);  // cell_sums_cache.hpp
-  template <bool kAll, bool kOwn, bool kAdd = false>
+  template <bool kAll, bool kOwn>
   void cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
-  template <bool kAll>  // cell_sums_pass of an unallocated item, with score_adding's update if one is due
-  void fresh_cell_sums(std::int64_t i, const std::int32_t* ks, std::int32_t width, double* out);
   // dcell in fixed point, for the exact cell sums (see fix_cell_table).
   void fix_cell_table();
 
@@ -61,10 +58,6 @@ class CellSumScorer : public TableScorer<Label, Count> {
   // dcell in units of 2^-cell_shift_ (see fix_cell_table).
   std::vector<std::int64_t> dcell_fixed_;
   int cell_shift_ = 0;
-  // score_adding's due update: item add_lab_'s draw labels, slot add_k_, into add_cnt_.
-  const Label* add_lab_ = nullptr;
-  std::int32_t add_k_ = 0;
-  Count* add_cnt_ = nullptr;
   // The cell sums cache (cell_sums_cache.hpp): per item i and slot k, at i * max_clusters + k,
   // the sum and the column version it was computed at (0: never); dirty_ and fresh_ are its scratch.
   bool cache_cells_ = false;  // whether cell_sums caches (allocated at its first call)
@@ -91,20 +84,6 @@ void CellSumScorer<Label, Count>::score(std::int64_t i, std::int32_t old, double
   begin(old);
   if (loss_.kind == LossKind::Binder) score_binder(i, out);
   else score_additive(i, out);
-}
-
-// score(i, -1, out) with the due update made by the pass draw by draw, just before it reads that
-// draw's row of i (fresh_cell_sums).
-template <class Label, class Count>
-bool CellSumScorer<Label, Count>::score_adding(std::int64_t i, const Label* add_lab, std::int32_t k, Count* counts,
-                                               double* out) {
-  add_lab_ = add_lab;
-  add_k_ = k;
-  add_cnt_ = counts;
-  score(i, -1, out);
-  const bool made = add_lab_ == nullptr;
-  add_lab_ = nullptr;
-  return made;
 }
 
 template <class Label, class Count>
@@ -192,33 +171,20 @@ const double* CellSumScorer<Label, Count>::cell_sums(std::int64_t i) {
 template <class Label, class Count>
 inline void CellSumScorer<Label, Count>::all_cell_sums(std::int64_t i, double* out) {
   const std::int32_t q = s_.slots();
-  if (old_ < 0) return fresh_cell_sums<true>(i, nullptr, q, out);
+  if (old_ < 0) return cell_sums_pass<true, false>(i, nullptr, q, out);
   cell_sums_pass<true, true>(i, nullptr, q, out);
   out[old_] = out[q];
-}
-
-template <class Label, class Count>
-template <bool kAll>
-inline void CellSumScorer<Label, Count>::fresh_cell_sums(std::int64_t i, const std::int32_t* ks,
-                                                           std::int32_t width, double* out) {
-  if (add_lab_ == nullptr) return cell_sums_pass<kAll, false, false>(i, ks, width, out);
-  cell_sums_pass<kAll, false, true>(i, ks, width, out);
-  add_lab_ = nullptr;
 }
 
 // out[j] = sum_h dcell(x_hk) for slot k = ks[j] (kAll: k = j), j < width, and with kOwn
 // out[width] = the same for slot old_ read one lower (with kAll, out[old_] is left 0). The terms
 // are in fixed point, so the sums are exact: the same bits whatever the split of the draws and
-// the slots taken. With kAdd, the pass first makes score_adding's due update in each draw.
+// the slots taken.
 template <class Label, class Count>
-template <bool kAll, bool kOwn, bool kAdd>
+template <bool kAll, bool kOwn>
 inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const std::int32_t* ks, std::int32_t width,
-                                                          double* out) {
-  static_assert(!(kAdd && kOwn), "score_adding scores an unallocated item");
+                                                        double* out) {
   const Label* lab = d_.item(i);
-  const Label* add_lab = add_lab_;
-  const std::int32_t add_k = add_k_;
-  Count* const add_cnt = add_cnt_;
   const Count* const counts = s_.counts();
   const std::int64_t row_stride = s_.stride();
   const std::int64_t* dc = dcell_fixed_.data();
@@ -233,7 +199,7 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
   alignas(64) std::int64_t dc16[16] = {};
   std::int32_t big[4] = {};
 #if SALSOX_SIMD_X86
-  if constexpr (kAll && !kAdd) {
+  if constexpr (kAll) {
     if (lane_cells_ && simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
       for (std::int32_t k = 0; k < q && nbig <= 4; ++k)
         if (s_.size(k) >= 16 && !(kOwn && k == old)) {
@@ -249,20 +215,14 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
   }
 #endif
   const int team = s_.parallel_for(blocks, [&](std::int64_t c) {
-    // Locals, not captures: with kAdd every char-sized count store may alias anything whose
-    // address has escaped, and these stay in registers only if theirs has not.
+    // Locals, not captures: the stores to acc may alias anything whose address has escaped, and
+    // these stay in registers only if theirs has not.
     const Label* const il = lab;
-    const Label* const al = add_lab;
-    const std::int32_t ak = add_k;
     const std::int64_t* const d = dc;
     const std::int64_t* const base = d_.base;
     const std::int64_t stride = row_stride;
     const Count* const cnt = counts;
-    Count* const added = add_cnt;
     auto row = [=](std::int64_t h) SALSOX_INLINE { return cnt + (base[h] + il[h]) * stride; };
-    auto add_one = [=](std::int64_t h) SALSOX_INLINE {  // (added: the state's counts, writable)
-      if constexpr (kAdd) ++added[(base[h] + al[h]) * stride + ak];
-    };
     std::int64_t* acc = part + c * pw;
     std::fill(acc, acc + q, 0);
     std::int64_t own = 0;  // the old slot's cells, one lower
@@ -305,7 +265,6 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
         constexpr std::int32_t N = decltype(n)::value;
         std::int64_t a[N > 0 ? N : 1] = {};
         for (; h >= lo + 3; h -= 4) {
-          add_one(h), add_one(h - 1), add_one(h - 2), add_one(h - 3);
           const Count* r0 = row(h);
           const Count* r1 = row(h - 1);
           const Count* r2 = row(h - 2);
@@ -317,7 +276,6 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
           if constexpr (kOwn) own += (d[r0[old] - 1] + d[r1[old] - 1]) + (d[r2[old] - 1] + d[r3[old] - 1]);
         }
         for (; h >= lo; --h) {
-          add_one(h);
           const Count* r = row(h);
           for (std::int32_t u = 0; u < N; ++u) a[u] += d[r[col[u]]];
           if constexpr (kOwn) own += d[r[old] - 1];
@@ -329,7 +287,6 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
       return;
     }
     for (; h >= lo + 3; h -= 4) {
-      add_one(h), add_one(h - 1), add_one(h - 2), add_one(h - 3);
       const Count* r0 = row(h);
       const Count* r1 = row(h - 1);
       const Count* r2 = row(h - 2);
@@ -343,7 +300,6 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
       if constexpr (kOwn) own += (d[r0[old] - 1] + d[r1[old] - 1]) + (d[r2[old] - 1] + d[r3[old] - 1]);
     }
     for (; h >= lo; --h) {
-      add_one(h);
       const Count* r = row(h);
       for (std::int32_t j = 0; j < skip; ++j) acc[j] += d[r[kAll ? j : ks[j]]];
       for (std::int32_t j = resume; j < q; ++j) acc[j] += d[r[kAll ? j : ks[j]]];

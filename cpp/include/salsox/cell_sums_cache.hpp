@@ -38,7 +38,7 @@ inline void CellSumScorer<Label, Count>::cell_sums_cached(std::int64_t i) {
     ks[nd] = old;
     ++nd;
   } else if (nd > 0) {
-    fresh_cell_sums<false>(i, ks, nd, fresh);
+    cell_sums_pass<false, false>(i, ks, nd, fresh);
   }
   for (std::int32_t j = 0; j < nd; ++j) {
     val[ks[j]] = fresh[j];

@@ -3,6 +3,7 @@
 // family (table_scorer.hpp), which reads them.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -45,7 +46,6 @@ class CountTableState : public CountTable<Label, Count> {
       case LossKind::OMARI: scorer_ = make_omari_scorer(*this, opts); break;
       default: scorer_ = make_entropy_scorer(*this, opts); break;  // NVI, ID and NID
     }
-    fuses_add_ = !track_stats_ && (loss_.kind == LossKind::VI || loss_.kind == LossKind::Tabulated);
   }
 
   // The cell sums cache (cell_sums_cache.hpp): its bytes, and whether a state keeps it beside
@@ -60,7 +60,15 @@ class CountTableState : public CountTable<Label, Count> {
   // Bytes a state takes for `rows` draw clusters over H draws of n items and `max_clusters`
   // slots (tracked: with per-draw sums; cell_sums: the loss scores through cell sums).
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
-                          bool tracked, bool cell_sums = false);  // count_table_rows.hpp
+                          bool tracked, bool cell_sums = false) {
+    const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2.0 * kCacheLine;
+    const double chunk = TableScorer<Label, Count>::kDrawChunk;
+    const double chunks = std::ceil(static_cast<double>(H) / chunk) * (max_clusters + 2.0) * 44.0;
+    // The tracked losses' per-draw sums and entropies (12 words a draw) and order_by_key's scratch (4).
+    const double per_draw = tracked ? 16.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
+    const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
+    return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
+  }
 
   // The most threads a pass (a score pass) over the draws had since reset_threads_used.
   void reset_threads_used() {
@@ -202,21 +210,6 @@ class CountTableState : public CountTable<Label, Count> {
   // The same for allocated item i, as if removed first, without touching the table.
   void score_move(std::int64_t i, double* out) { scorer_->score(i, est_[i], out); }
 
-  // add(i, k), then score(next, out). For VI and the tabulated losses, add's table update is left
-  // due and made by the score's pass draw by draw, just before it reads that draw's row of `next`.
-  void add_score(std::int64_t i, std::int32_t k, std::int64_t next, double* out) {
-    if (!fuses_add_) {
-      add(i, k);
-      score(next, out);
-      return;
-    }
-    grow(k + 1);
-    touch(k);
-    this->place(i, k);
-    // A score that made no pass (every sum cached) leaves the update to the table.
-    if (!scorer_->score_adding(next, d_.item(i), k, cnt_, out)) this->template shift_item<true>(i, k, NoVisit{});
-  }
-
   // The expected loss of the current allocation, from scratch (no incremental rounding).
   double expected_loss() const;
 
@@ -251,19 +244,24 @@ class CountTableState : public CountTable<Label, Count> {
   std::vector<double> D_, J_;
   double E_ = 0.0;
   std::uint64_t draw_sums_version_ = 1;
-  // Each draw's loss, for a shared expected_loss; a row of zeros for its other path.
-  static constexpr std::int32_t kZeroRow = 8;
+  // Each draw's loss, for a shared expected_loss.
   mutable std::vector<double> draw_loss_;
   // The sums saved by snapshot() (the table saves its own).
   std::vector<double> snap_D_, snap_J_;
   double snap_E_ = 0.0;
-  // The loss family's scorer (table_scorer.hpp), and whether add_score leaves it add's update.
+  // The loss family's scorer (table_scorer.hpp).
   std::unique_ptr<TableScorer<Label, Count>> scorer_;
-  bool fuses_add_ = false;
 };
+
+// CountTableState::footprint with the count width the engine picks for n items.
+inline double count_table_bytes(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
+                                bool tracked, bool cell_sums = false) {
+  return with_count_type(n, [&](auto count) {
+    return CountTableState<std::uint8_t, decltype(count)>::footprint(rows, H, n, max_clusters, tracked, cell_sums);
+  });
+}
 
 }  // namespace salsox
 
 // The state's own passes; the scores are in their families' scorers (table_scorer.hpp).
-#include "count_table_rows.hpp"
 #include "count_table_sums.hpp"

@@ -77,35 +77,7 @@ inline double CountTableState<Label, Count>::expected_loss() const {
     parallel_for(d_.H, [out, &draw_loss](std::int64_t h) { out[h] = draw_loss(h); }, kDrawGrain);
     for (std::int64_t h = 0; h < d_.H; ++h) total += out[h];
   } else {
-    // Four draws side by side: four independent chains of additions. A draw with fewer rows
-    // reads a row of zeros, which adds +0 (g(0) = +0): each draw's sums are the plain loop's.
-    std::int64_t h = 0;
-    const double* g_draw = loss_.g_draw.data();
-    const double* g_cell = loss_.g_cell.data();
-    static constexpr Count kZeros[kZeroRow] = {};
-    const bool zero_adds_nothing = g_cell[0] == 0.0 && !std::signbit(g_cell[0]) && g_draw[0] == 0.0 &&
-                                   !std::signbit(g_draw[0]);
-    if (q_ < 8 && zero_adds_nothing) {
-      const std::int32_t q = q_;
-      for (; h + 4 <= d_.H; h += 4) {
-        double D[4] = {}, J[4] = {};
-        const std::int32_t* kh = d_.k + h;
-        const std::int32_t rows = std::max(std::max(kh[0], kh[1]), std::max(kh[2], kh[3]));
-        for (std::int32_t l = 0; l < rows; ++l) {
-          const Count* r[4];
-          std::int64_t s[4] = {};
-          for (int u = 0; u < 4; ++u) r[u] = l < kh[u] ? cnt_ + (d_.base[h + u] + l) * stride_ : kZeros;
-          for (std::int32_t k = 0; k < q; ++k)
-            for (int u = 0; u < 4; ++u) {
-              s[u] += r[u][k];
-              J[u] += g_cell[r[u][k]];
-            }
-          for (int u = 0; u < 4; ++u) D[u] += g_draw[s[u]];
-        }
-        for (int u = 0; u < 4; ++u) total += loss_.combine(static_cast<double>(m_), D[u], E, J[u]);
-      }
-    }
-    for (; h < d_.H; ++h) total += draw_loss(h);
+    for (std::int64_t h = 0; h < d_.H; ++h) total += draw_loss(h);
   }
   return total / static_cast<double>(d_.H);
 }

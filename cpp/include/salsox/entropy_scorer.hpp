@@ -183,7 +183,8 @@ inline void EntropyScorer<Label, Count>::score_nvi(std::int64_t i, double* out) 
   }
 #endif
   if (sums == nullptr) {
-    sums = this->template draw_chunks<P>(q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
+    sums = this->template draw_chunks<P>(
+        q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
       double s_const = 0.0, s_inv = 0.0;
       for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {
         const auto t = ent.nvi_draw(Dn, J);
@@ -285,8 +286,8 @@ inline void EntropyScorer<Label, Count>::score_id(std::int64_t i, double* out) {
     // An unallocated item joins its draw clusters, so Hr depends on it: per chunk of draws, the
     // Hr at most each sorted He summed and counted (threshold_sums; from q + 1 the numbers).
     const double* th = sorted_he_.data();
-    below_sums = this->template draw_chunks<P>(2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
-                                                SALSOX_INLINE {
+    below_sums = this->template draw_chunks<P>(
+        2 * q + 2, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) SALSOX_INLINE {
       alignas(64) double hrs[kDrawChunk + kThresholdLanes];
       std::int64_t t = 0;
       for_draws(i, lo, hi, [&](double Dn, double, const Count*, std::int32_t, std::int64_t) SALSOX_INLINE {
@@ -382,7 +383,8 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
     const std::int64_t* rank = rank_.data();
     const double* hr_of = hr_draw_.data();
     const double* inv_hr_of = inv_hr_draw_.data();
-    sums = this->template draw_chunks<P>(width, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
+    sums = this->template draw_chunks<P>(
+        width, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
 #if SALSOX_SIMD_X86
       if (lanes)
         return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
@@ -415,8 +417,8 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
   } else {
     // An unallocated item: the pass also keeps each draw's terms (nid_terms), split per chunk
     // by each sorted He (threshold_split_sums).
-    sums = this->template draw_chunks<P>(width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz)
-                                                 SALSOX_INLINE {
+    sums = this->template draw_chunks<P>(
+        width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
       alignas(64) double terms[4 * kNidTerms];
 #if SALSOX_SIMD_X86
       if (lanes) {

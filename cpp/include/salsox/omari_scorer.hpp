@@ -97,7 +97,8 @@ inline void OmariScorer<Label, Count>::score_on(std::int64_t i, double* out) {
       // The fused kernel below: the same operations on each element and the same order of
       // the draws in each slot's sum, so the same bits as the loop after it.
       const std::int32_t vectors = (slots + 3) / 4;
-      const double* fused = this->template draw_chunks<P>(lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
+      const double* fused = this->template draw_chunks<P>(
+          lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) {
         for (std::int32_t v = 0; v < vectors; v += 8)
           with_constant<1, 8>(vectors - v, [&](auto n) SALSOX_INLINE {
             draws_avx2<decltype(n)::value>(i, lo, hi, v, acc);
@@ -108,8 +109,8 @@ inline void OmariScorer<Label, Count>::score_on(std::int64_t i, double* out) {
     }
   }
 #endif
-  const double* sums = this->template draw_chunks<P>(lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*)
-                                                 SALSOX_INLINE {
+  const double* sums = this->template draw_chunks<P>(
+      lanes, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t*) SALSOX_INLINE {
     double* Xk = scratch + static_cast<std::size_t>(lo / kDrawChunk) * w;
     std::fill(Xk, Xk + lanes, 0.0);  // the padded lanes: computed and dropped
     for_draws(i, lo, hi, [&](double A, double X, const Count* row, std::int32_t dec, std::int64_t) SALSOX_INLINE {

@@ -182,8 +182,7 @@ class SalsoRun {
     allocate_in_turn(free_);
   }
 
-  // Allocates the unallocated items in the given order, each to its best slot. A state with
-  // add_score takes each item's table update with the next item's score, in one pass.
+  // Allocates the unallocated items in the given order, each to its best slot.
   void allocate_in_turn(const std::vector<std::int64_t>& items) {
     if (items.empty()) return;
     control_.poll();
@@ -191,12 +190,8 @@ class SalsoRun {
     for (std::size_t t = 0; t + 1 < items.size(); ++t) {
       const std::int32_t k = pick(-1, -1);
       control_.poll();
-      if constexpr (has_add_score<State>::value) {
-        st_.add_score(items[t], k, items[t + 1], scores_.data());
-      } else {
-        st_.add(items[t], k);
-        st_.score(items[t + 1], scores_.data());
-      }
+      st_.add(items[t], k);
+      st_.score(items[t + 1], scores_.data());
     }
     st_.add(items.back(), pick(-1, -1));
   }

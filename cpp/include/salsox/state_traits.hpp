@@ -50,11 +50,4 @@ struct has_snapshot<S, std::void_t<decltype(std::declval<S&>().snapshot()),
                                    decltype(std::declval<S&>().prefers_table_pass(0))>>
     : std::true_type {};
 
-// Whether a State can add an item and score the next unallocated one in one call (add_score),
-// where it may fold the table update into the score's pass over the draws.
-template <class S, class = void>
-struct has_add_score : std::false_type {};
-template <class S>
-struct has_add_score<S, std::void_t<decltype(std::declval<S&>().add_score(0, 0, 0, nullptr))>> : std::true_type {};
-
 }  // namespace salsox

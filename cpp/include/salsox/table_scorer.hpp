@@ -34,15 +34,6 @@ class TableScorer {
   // taken out of slot `old` first (-1: i is unallocated); lower is better.
   virtual void score(std::int64_t i, std::int32_t old, double* out) = 0;
 
-  // score(i, -1, out) for a state whose add(j, k) left its table update due: item j's draw
-  // labels `add_lab`, slot k. A scorer that makes the update in its pass, into `counts` (the
-  // state's), returns true; otherwise the state makes it (the default: no pass makes it).
-  virtual bool score_adding(std::int64_t i, const Label* add_lab, std::int32_t k, Count* counts, double* out) {
-    (void)add_lab, (void)k, (void)counts;
-    score(i, -1, out);
-    return false;
-  }
-
   // The most threads a score pass had since reset_threads_used.
   virtual void reset_threads_used() { team_max_ = 1; }
   virtual int threads_used() const { return team_max_; }
