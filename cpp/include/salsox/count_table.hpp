@@ -228,9 +228,6 @@ class CountTableState : public CountTable<Label, Count> {
   std::uint64_t draw_sums_version() const { return draw_sums_version_; }
 
  private:
-  // A row's allocated items and cell sum g_cell, and whether its zero cells may be skipped.
-  void row_cell_sums(const Count* row, bool skip_zeros, std::int64_t& s, double& J) const;
-  bool skip_zero_cells() const;
   // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
   // an empty cell, as the incremental updates count them from a cleared table.
   double fresh_est_sum() const;

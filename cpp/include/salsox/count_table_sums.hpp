@@ -32,40 +32,22 @@ inline double CountTableState<Label, Count>::sums_drift() const {
   return worst;
 }
 
-// Sums a row's allocated items into s and its cells' g_cell(x) into J, slot by slot. With
-// `skip_zeros` (g_cell(0) = +0, which changes no sum) only the nonzero cells are visited, in
-// slot order as the dense loop: the same bits.
-template <class Label, class Count>
-inline void CountTableState<Label, Count>::row_cell_sums(const Count* row, bool skip_zeros, std::int64_t& s,
-                                                        double& J) const {
-  const double* g = loss_.g_cell.data();
-  auto cell = [&](std::int32_t k) SALSOX_INLINE {
-    s += row[k];
-    J += g[row[k]];
-  };
-  if (skip_zeros) return for_each_nonzero(row, q_, -1, nullptr, cell);
-  for (std::int32_t k = 0; k < q_; ++k) cell(k);
-}
-
-// Whether row_cell_sums skips the zero cells: from 8 slots (below, the plain loop costs less)
-// up to 64 (for_each_nonzero's masks).
-template <class Label, class Count>
-inline bool CountTableState<Label, Count>::skip_zero_cells() const {
-  return q_ >= 8 && q_ <= 64 && loss_.g_cell[0] == 0.0 && !std::signbit(loss_.g_cell[0]);
-}
-
 // The mean over draws of the loss. When threads may help, the draws' losses are taken in
 // parallel and then summed in draw order: the same bits as the plain loop.
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::expected_loss() const {
   double E = 0.0;
   for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]];
-  const bool skip_zeros = skip_zero_cells();
-  const auto draw_loss = [this, E, skip_zeros](std::int64_t h) SALSOX_INLINE {
+  const double* g_cell = loss_.g_cell.data();
+  const auto draw_loss = [this, E, g_cell](std::int64_t h) SALSOX_INLINE {
     double D = 0.0, J = 0.0;
     for (std::int32_t l = 0; l < d_.k[h]; ++l) {
+      const Count* row = cnt_ + (d_.base[h] + l) * stride_;
       std::int64_t s = 0;
-      row_cell_sums(cnt_ + (d_.base[h] + l) * stride_, skip_zeros, s, J);
+      for (std::int32_t k = 0; k < q_; ++k) {
+        s += row[k];
+        J += g_cell[row[k]];
+      }
       D += loss_.g_draw[s];
     }
     return loss_.combine(static_cast<double>(m_), D, E, J);
@@ -94,16 +76,9 @@ inline void CountTableState<Label, Count>::fresh_draw_sums(std::int64_t h, doubl
   const double g_draw0 = loss_.g_draw[0], g_cell0 = loss_.g_cell[0];
   D = 0.0;
   J = 0.0;
-  // With g_cell(0) = +0, each term g_cell(x) - g_cell(0) is g_cell(x) (see row_cell_sums).
-  const bool skip_zeros = skip_zero_cells();
   for (std::int32_t l = 0; l < d_.k[h]; ++l) {
     const Count* row = cnt_ + (d_.base[h] + l) * stride_;
     D += loss_.g_draw[row[cap_]] - g_draw0;
-    if (skip_zeros) {
-      std::int64_t s = 0;
-      row_cell_sums(row, true, s, J);
-      continue;
-    }
     for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
   }
 }
