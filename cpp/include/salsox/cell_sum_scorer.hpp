@@ -45,10 +45,9 @@ class CellSumScorer : public TableScorer<Label, Count> {
   // dcell in fixed point, for the exact cell sums (see fix_cell_table).
   void fix_cell_table();
 
-  // Passes over up to this many slots stay scalar on the AVX-512 path too (cell_lanes.hpp).
+  // Passes over up to this many slots keep their sums in registers (cell_sums_pass): alone it
+  // gains under 10% on the VI rows, but without it they reach the same-speed bar (performance.md).
   static constexpr std::int32_t kFewSlots = 4;
-  // Binder's count sums over up to this many slots stay in registers (score_binder).
-  static constexpr std::int32_t kBinderLanes = 8;
 
   const CountLoss& loss_;
   // The cell sums on the AVX-512 path take every slot as a lane (EngineOptions::cell_lanes).
@@ -107,29 +106,8 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
   const int team = s_.parallel_for(chunks, [&](std::int64_t c) {
     std::int64_t* acc = part + c * pw;
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
-    std::int64_t h = block_begin(c + 1, chunks) - 1;
-    if (q <= kBinderLanes) {
-      // Eight slots' sums in registers. Counts past q are read (inside the row, or the next rows
-      // and the table's spare line) and dropped.
-      std::int64_t a[kBinderLanes] = {};
-      for (; h >= lo; --h) {
-        const Count* row = cnt + (base[h] + lab[h]) * stride;
-        for (std::int32_t k = 0; k < kBinderLanes; ++k) a[k] += row[k];
-      }
-      std::copy(a, a + q, acc);
-      return;
-    }
     std::fill(acc, acc + q, 0);
-    // Four draws per step: one add to memory per slot instead of four.
-    for (; h >= lo + 3; h -= 4) {
-      const Count* r0 = cnt + (base[h] + lab[h]) * stride;
-      const Count* r1 = cnt + (base[h - 1] + lab[h - 1]) * stride;
-      const Count* r2 = cnt + (base[h - 2] + lab[h - 2]) * stride;
-      const Count* r3 = cnt + (base[h - 3] + lab[h - 3]) * stride;
-      for (std::int32_t k = 0; k < q; ++k)
-        acc[k] += (std::int64_t{r0[k]} + r1[k]) + (std::int64_t{r2[k]} + r3[k]);
-    }
-    for (; h >= lo; --h) {
+    for (std::int64_t h = block_begin(c + 1, chunks) - 1; h >= lo; --h) {
       const Count* row = cnt + (base[h] + lab[h]) * stride;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
     }
@@ -250,6 +228,41 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
     // With kAll and kOwn, the own slot's plain cells are skipped (`own` takes its place).
     const std::int32_t skip = kAll && kOwn ? old : q;
     const std::int32_t resume = kAll && kOwn ? old + 1 : q;
+    // Few slots: their sums in registers (adds to memory chain every step on the last store).
+    const std::int32_t taken = skip + (q - resume);
+    if (taken <= kFewSlots) {
+      std::int32_t pos[kFewSlots] = {}, col[kFewSlots] = {};
+      std::int32_t t = 0;
+      for (std::int32_t j = 0; j < q; ++j) {
+        if (j >= skip && j < resume) continue;
+        pos[t] = j;
+        col[t++] = kAll ? j : ks[j];
+      }
+      auto few = [&](auto n) SALSOX_INLINE {
+        constexpr std::int32_t N = decltype(n)::value;
+        std::int64_t a[N > 0 ? N : 1] = {};
+        for (; h >= lo + 3; h -= 4) {
+          const Count* r0 = row(h);
+          const Count* r1 = row(h - 1);
+          const Count* r2 = row(h - 2);
+          const Count* r3 = row(h - 3);
+          for (std::int32_t u = 0; u < N; ++u) {
+            const std::int32_t k = col[u];
+            a[u] += (d[r0[k]] + d[r1[k]]) + (d[r2[k]] + d[r3[k]]);
+          }
+          if constexpr (kOwn) own += (d[r0[old] - 1] + d[r1[old] - 1]) + (d[r2[old] - 1] + d[r3[old] - 1]);
+        }
+        for (; h >= lo; --h) {
+          const Count* r = row(h);
+          for (std::int32_t u = 0; u < N; ++u) a[u] += d[r[col[u]]];
+          if constexpr (kOwn) own += d[r[old] - 1];
+        }
+        for (std::int32_t u = 0; u < N; ++u) acc[pos[u]] = a[u];
+      };
+      with_constant<0, kFewSlots>(taken, few);
+      acc[q] = own;
+      return;
+    }
     // Four draws per step: one add to memory per slot instead of four.
     for (; h >= lo + 3; h -= 4) {
       const Count* r0 = row(h);

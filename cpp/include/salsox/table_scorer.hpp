@@ -26,8 +26,6 @@ class TableScorer {
   using State = CountTableState<Label, Count>;
 
   TableScorer(const State& state, const EngineOptions& opts) : s_(state), d_(state.draws()), simd_(opts.simd) {}
-  TableScorer(const TableScorer&) = delete;
-  TableScorer& operator=(const TableScorer&) = delete;
   virtual ~TableScorer() = default;
 
   // Scores putting item i in each slot 0..q-1 (out[k]) and in a new cluster (out[q]), as if
