@@ -3,8 +3,8 @@
 #include "salsox/cell_sum_scorer.hpp"
 #include "table_search.hpp"
 
-#define SALSOX_SCORER(Label, Count)                                                                                \
-  template class salsox::CellSumScorer<Label, Count>;                                                             \
-  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_cell_sum_scorer(                        \
+#define SALSOX_SCORER(Label, Count)                                                                                 \
+  template class salsox::CellSumScorer<Label, Count>;                                                               \
+  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_scorer<salsox::CellSumScorer>(           \
       const salsox::CountTableState<Label, Count>&, const salsox::EngineOptions&);
 SALSOX_FOR_TABLES(SALSOX_SCORER)

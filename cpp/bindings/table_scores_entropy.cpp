@@ -3,9 +3,9 @@
 #include "salsox/entropy_scorer.hpp"
 #include "table_search.hpp"
 
-#define SALSOX_SCORER(Label, Count)                                                                                \
-  extern template class salsox::CellSumScorer<Label, Count>;                                                      \
-  template class salsox::EntropyScorer<Label, Count>;                                                             \
-  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_entropy_scorer(                         \
+#define SALSOX_SCORER(Label, Count)                                                                                 \
+  extern template class salsox::CellSumScorer<Label, Count>;                                                        \
+  template class salsox::EntropyScorer<Label, Count>;                                                               \
+  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_scorer<salsox::EntropyScorer>(           \
       const salsox::CountTableState<Label, Count>&, const salsox::EngineOptions&);
 SALSOX_FOR_TABLES(SALSOX_SCORER)

@@ -2,8 +2,8 @@
 #include "salsox/omari_scorer.hpp"
 #include "table_search.hpp"
 
-#define SALSOX_SCORER(Label, Count)                                                                                \
-  template class salsox::OmariScorer<Label, Count>;                                                               \
-  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_omari_scorer(                           \
+#define SALSOX_SCORER(Label, Count)                                                                                 \
+  template class salsox::OmariScorer<Label, Count>;                                                                 \
+  template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_scorer<salsox::OmariScorer>(             \
       const salsox::CountTableState<Label, Count>&, const salsox::EngineOptions&);
 SALSOX_FOR_TABLES(SALSOX_SCORER)

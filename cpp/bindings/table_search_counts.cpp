@@ -1,9 +1,17 @@
 // The SALSO searches over CountTableState, the built-in and tabulated losses (table_search.hpp).
-// The scores are compiled by family in table_scores_*.cpp.
+// The scorers are compiled by family in table_scores_*.cpp: this unit needs their interface only.
 #include <utility>
 
 #include "salsox/count_table.hpp"
 #include "table_search.hpp"
+
+#define SALSOX_EXTERN(Label, Count, Scorer)                                                                        \
+  extern template std::unique_ptr<salsox::TableScorer<Label, Count>> salsox::make_scorer<salsox::Scorer>(          \
+      const salsox::CountTableState<Label, Count>&, const salsox::EngineOptions&);
+#define SALSOX_EXTERN_SCORERS(Label, Count)                                                                        \
+  SALSOX_EXTERN(Label, Count, CellSumScorer) SALSOX_EXTERN(Label, Count, OmariScorer)                              \
+  SALSOX_EXTERN(Label, Count, EntropyScorer)
+SALSOX_FOR_TABLES(SALSOX_EXTERN_SCORERS)
 
 namespace salsox::bindings {
 

@@ -37,7 +37,6 @@ class CellSumScorer : public TableScorer<Label, Count> {
  private:
   void score_binder(std::int64_t i, double* out);
   void score_additive(std::int64_t i, double* out);
-  const double* cell_sums(std::int64_t i);
   void all_cell_sums(std::int64_t i, double* out);
   void cell_sums_cached(std::int64_t i);  // cell_sums_cache.hpp
   template <bool kAll, bool kOwn>
@@ -45,6 +44,8 @@ class CellSumScorer : public TableScorer<Label, Count> {
   // dcell in fixed point, for the exact cell sums (see fix_cell_table).
   void fix_cell_table();
 
+  // Binder's count sums over up to this many slots stay in registers (score_binder).
+  static constexpr std::int32_t kBinderLanes = 8;
   // Passes over up to this many slots keep their sums in registers (cell_sums_pass): alone it
   // gains under 10% on the VI rows, but without it they reach the same-speed bar (performance.md).
   static constexpr std::int32_t kFewSlots = 4;
@@ -85,12 +86,6 @@ void CellSumScorer<Label, Count>::score(std::int64_t i, std::int32_t old, double
   else score_additive(i, out);
 }
 
-template <class Label, class Count>
-const double* CellSumScorer<Label, Count>::cell_sums(std::int64_t i, std::int32_t old) {
-  begin(old);
-  return cell_sums(i);
-}
-
 // Paper's shortcut: b H n_.k - (a + b) sum_h n_{c_h(i) k}; a new cluster scores 0. With
 // item i virtually removed from slot `old_`, every one of its cells there is one less.
 template <class Label, class Count>
@@ -106,8 +101,29 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
   const int team = s_.parallel_for(chunks, [&](std::int64_t c) {
     std::int64_t* acc = part + c * pw;
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
+    std::int64_t h = block_begin(c + 1, chunks) - 1;
+    if (q <= kBinderLanes) {
+      // Eight slots' sums in registers. Counts past q are read (inside the row, or the next rows
+      // and the table's spare line) and dropped.
+      std::int64_t a[kBinderLanes] = {};
+      for (; h >= lo; --h) {
+        const Count* row = cnt + (base[h] + lab[h]) * stride;
+        for (std::int32_t k = 0; k < kBinderLanes; ++k) a[k] += row[k];
+      }
+      std::copy(a, a + q, acc);
+      return;
+    }
     std::fill(acc, acc + q, 0);
-    for (std::int64_t h = block_begin(c + 1, chunks) - 1; h >= lo; --h) {
+    // Four draws per step: one add to memory per slot instead of four.
+    for (; h >= lo + 3; h -= 4) {
+      const Count* r0 = cnt + (base[h] + lab[h]) * stride;
+      const Count* r1 = cnt + (base[h - 1] + lab[h - 1]) * stride;
+      const Count* r2 = cnt + (base[h - 2] + lab[h - 2]) * stride;
+      const Count* r3 = cnt + (base[h - 3] + lab[h - 3]) * stride;
+      for (std::int32_t k = 0; k < q; ++k)
+        acc[k] += (std::int64_t{r0[k]} + r1[k]) + (std::int64_t{r2[k]} + r3[k]);
+    }
+    for (; h >= lo; --h) {
       const Count* row = cnt + (base[h] + lab[h]) * stride;
       for (std::int32_t k = 0; k < q; ++k) acc[k] += row[k];
     }
@@ -128,7 +144,7 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
 // f(n) = n log n - (n - 1) log(n - 1)), the cell sums from cell_sums.
 template <class Label, class Count>
 void CellSumScorer<Label, Count>::score_additive(std::int64_t i, double* out) {
-  const double* acc = cell_sums(i);
+  const double* acc = cell_sums(i, old_);
   const double H = static_cast<double>(d_.H);
   const double we = loss_.est_weight(), wc = loss_.cell_weight();
   const double* dest = s_.est_diffs();
@@ -137,9 +153,9 @@ void CellSumScorer<Label, Count>::score_additive(std::int64_t i, double* out) {
   out[q] = H * (we * dest[0] + wc * s_.cell_diffs()[0]);
 }
 
-// cell_sums(i, old) for the score's old_.
 template <class Label, class Count>
-const double* CellSumScorer<Label, Count>::cell_sums(std::int64_t i) {
+const double* CellSumScorer<Label, Count>::cell_sums(std::int64_t i, std::int32_t old) {
+  begin(old);
   if (cache_cells_) cell_sums_cached(i);
   else all_cell_sums(i, acc_.data());
   return acc_.data();
@@ -311,12 +327,6 @@ void CellSumScorer<Label, Count>::fix_cell_table() {
   cell_shift_ = bound > 0.0 ? 62 - e : 0;
   dcell_fixed_.clear();
   for (std::size_t x = 0; x < cells; ++x) dcell_fixed_.push_back(std::llround(std::ldexp(dcell[x], cell_shift_)));
-}
-
-template <class Label, class Count>
-std::unique_ptr<TableScorer<Label, Count>> make_cell_sum_scorer(const CountTableState<Label, Count>& state,
-                                                                const EngineOptions& opts) {
-  return std::make_unique<CellSumScorer<Label, Count>>(state, opts);
 }
 
 }  // namespace salsox

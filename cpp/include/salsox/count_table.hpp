@@ -42,9 +42,9 @@ class CountTableState : public CountTable<Label, Count> {
     switch (loss_.kind) {
       case LossKind::Binder:
       case LossKind::VI:
-      case LossKind::Tabulated: scorer_ = make_cell_sum_scorer(*this, opts); break;
-      case LossKind::OMARI: scorer_ = make_omari_scorer(*this, opts); break;
-      default: scorer_ = make_entropy_scorer(*this, opts); break;  // NVI, ID and NID
+      case LossKind::Tabulated: scorer_ = make_scorer<CellSumScorer>(*this, opts); break;
+      case LossKind::OMARI: scorer_ = make_scorer<OmariScorer>(*this, opts); break;
+      default: scorer_ = make_scorer<EntropyScorer>(*this, opts); break;  // NVI, ID and NID
     }
   }
 

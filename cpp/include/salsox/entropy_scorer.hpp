@@ -544,10 +544,4 @@ inline void EntropyScorer<Label, Count>::score_on(std::int64_t i, double* out) {
   }
 }
 
-template <class Label, class Count>
-std::unique_ptr<TableScorer<Label, Count>> make_entropy_scorer(const CountTableState<Label, Count>& state,
-                                                               const EngineOptions& opts) {
-  return std::make_unique<EntropyScorer<Label, Count>>(state, opts);
-}
-
 }  // namespace salsox

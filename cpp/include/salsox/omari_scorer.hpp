@@ -175,10 +175,4 @@ SALSOX_TARGET_AVX2 void OmariScorer<Label, Count>::draws_avx2(std::int64_t i, st
 }
 #endif
 
-template <class Label, class Count>
-std::unique_ptr<TableScorer<Label, Count>> make_omari_scorer(const CountTableState<Label, Count>& state,
-                                                             const EngineOptions& opts) {
-  return std::make_unique<OmariScorer<Label, Count>>(state, opts);
-}
-
 }  // namespace salsox

@@ -86,16 +86,19 @@ class TableScorer {
   std::vector<std::int32_t> chunk_nz_;
 };
 
-// The scorer of each family for `state`, made in that family's unit.
-template <class Label, class Count>
-std::unique_ptr<TableScorer<Label, Count>> make_cell_sum_scorer(const CountTableState<Label, Count>& state,
-                                                                const EngineOptions& opts);
-template <class Label, class Count>
-std::unique_ptr<TableScorer<Label, Count>> make_omari_scorer(const CountTableState<Label, Count>& state,
-                                                             const EngineOptions& opts);
-template <class Label, class Count>
-std::unique_ptr<TableScorer<Label, Count>> make_entropy_scorer(const CountTableState<Label, Count>& state,
-                                                               const EngineOptions& opts);
+// The scorer of family Scorer for `state`, instantiated in that family's unit (the units that
+// build states declare it extern, so that they need the interface only).
+template <class, class>
+class CellSumScorer;
+template <class, class>
+class OmariScorer;
+template <class, class>
+class EntropyScorer;
+template <template <class, class> class Scorer, class Label, class Count>
+std::unique_ptr<TableScorer<Label, Count>> make_scorer(const CountTableState<Label, Count>& state,
+                                                       const EngineOptions& opts) {
+  return std::make_unique<Scorer<Label, Count>>(state, opts);
+}
 
 template <class Label, class Count>
 template <class F>
