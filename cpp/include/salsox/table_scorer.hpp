@@ -50,7 +50,8 @@ class TableScorer {
   std::int64_t sz(std::int32_t k) const { return s_.size(k) - (k == old_ ? 1 : 0); }
 
   // Calls f(draw_sum, joint_sum, row, dec, h) for draws hi-1 down to lo: D_h with item i in its
-  // draw cluster, J_h without it, and item i's row, whose cell k holds row[k] - (k == dec).
+  // draw cluster, J_h without it, and item i's row, whose cell k holds row[k] - (k == dec). The
+  // passes walk the draws opposite to the table updates, so they start on the rows touched last.
   template <class F>
   SALSOX_INLINE void for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const;
 
