@@ -9,7 +9,16 @@ from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["byte_size", "check_cost", "check_int", "check_probability", "check_n_jobs", "check_seed", "as_label_matrix"]
+__all__ = [
+    "byte_size",
+    "check_cost",
+    "check_int",
+    "check_max_clusters",
+    "check_probability",
+    "check_n_jobs",
+    "check_seed",
+    "as_label_matrix",
+]
 
 
 def _as_float(name: str, value: numbers.Real) -> float:
@@ -48,6 +57,29 @@ def check_int(name: str, value: Any, *, minimum: int, maximum: Optional[int] = N
         bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
         raise ValueError(f"{name} must be {bound}, got {value}")
     return value
+
+
+# What a cap of 0 clusters means where it is refused: R's salso spells "no cap" maxNClusters = 0.
+MAX_CLUSTERS_ZERO = "0 is how R's salso asks for the default cap (maxNClusters = 0); here pass None, the default"
+
+
+def check_max_clusters(value: Any, name: str = "max_clusters") -> int:
+    """A cap on the number of clusters: an integer >= 1. ``0``, R's ``maxNClusters = 0`` (no
+    cap), gets a message saying to pass None; the caller handles None itself.
+
+    Examples
+    --------
+    >>> check_max_clusters(4)
+    4
+    >>> try:
+    ...     check_max_clusters(0)
+    ... except ValueError as err:
+    ...     print(err)
+    max_clusters=0: 0 is how R's salso asks for the default cap (maxNClusters = 0); here pass None, the default
+    """
+    if not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral) and int(value) == 0:
+        raise ValueError(f"{name}=0: {MAX_CLUSTERS_ZERO}")
+    return check_int(name, value, minimum=1)
 
 
 def check_probability(name: str, value: Any) -> float:

@@ -20,6 +20,7 @@ from .common import (
     _estimate_dict,
     _jsonable,
     _load_draws,
+    _max_clusters,
     _positive_int,
     _resolve_loss,
     _write,
@@ -119,7 +120,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--path", action="store_true", help="print the path even with --threshold > 0")
     p.add_argument("--no-complete", action="store_true", help="do not complete the sub-partition by SALSO")
     _add_loss(p)
-    p.add_argument("--max-clusters", type=_positive_int("--max-clusters"), default=None, help="cap for the completion")
+    p.add_argument("--max-clusters", type=_max_clusters, default=None, help="cap for the completion")
     p.add_argument("--runs", type=_positive_int("--runs"), default=64, help="CHIPS runs (default 64)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, reported in --json)")
     _add_jobs(p)

@@ -392,6 +392,21 @@ def _positive_int(name: str, maximum: Optional[int] = None) -> Callable[[str], i
     return parse
 
 
+def _max_clusters(text: str) -> int:
+    """``--max-clusters``: an integer >= 1; 0 (R's ``maxNClusters = 0``, no cap) is told to
+    leave the option out."""
+    try:
+        zero = int(text) == 0
+    except ValueError:
+        zero = False  # not an integer: _positive_int says so
+    if zero:
+        raise argparse.ArgumentTypeError(
+            "--max-clusters 0 is how R's salso asks for the default cap (maxNClusters = 0); here leave "
+            "--max-clusters out"
+        )
+    return _positive_int("--max-clusters")(text)
+
+
 def _probability(text: str) -> float:
     try:
         value = float(text)
@@ -464,7 +479,7 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
 def _add_search(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-clusters",
-        type=_positive_int("--max-clusters"),
+        type=_max_clusters,
         default=None,
         help="cap on the number of clusters (default: most clusters in any draw)",
     )

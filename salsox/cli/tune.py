@@ -19,6 +19,7 @@ from .common import (
     _item_names_or_numbers,
     _jsonable,
     _load_draws,
+    _max_clusters,
     _positive_int,
     _progress_enabled,
     _write,
@@ -92,7 +93,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--b", type=float, default=None, help="fixed cost b of binder / VI (default 1)")
     p.add_argument(
         "--max-clusters",
-        type=_positive_int("--max-clusters"),
+        type=_max_clusters,
         default=None,
         help="cap on the number of clusters (default: most clusters in any draw)",
     )

@@ -12,6 +12,7 @@ from .._validation import (
     as_label_matrix,
     byte_size,
     check_int,
+    check_max_clusters,
     check_n_jobs,
     check_probability,
     check_seed,
@@ -301,7 +302,7 @@ def check_arguments(
     if max_clusters is None:
         kd = truth.max_clusters if isinstance(truth, Draws) else n
     else:
-        kd = check_int("max_clusters", max_clusters, minimum=1)
+        kd = check_max_clusters(max_clusters)
         kd = min(kd, n)  # more clusters than items cannot be formed
     fixed_labels = check_fixed(fixed, n)
     n_fixed = n_fixed_clusters(fixed_labels)

@@ -16,7 +16,7 @@ import math
 import numbers
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .._validation import check_cost, check_int, check_seed
+from .._validation import check_cost, check_int, check_max_clusters, check_seed
 from ..io import Draws
 from ..losses import VI, Binder, Loss, get_loss
 from .estimate import Estimate
@@ -181,7 +181,7 @@ def tune(
     if max_clusters is None:
         cap = max(target, truth.max_clusters)
     else:
-        cap = min(check_int("max_clusters", max_clusters, minimum=1), n)
+        cap = min(check_max_clusters(max_clusters), n)
         if target > cap:
             raise ValueError(f"n_clusters={target} is unreachable with max_clusters={cap}; raise max_clusters")
     seed = check_seed(seed)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _core
 from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
+from .._validation import check_max_clusters
 from ..engine import check_limit
 from ..io import Draws, as_draws, refuse_similarity
 from ..losses import Loss, get_loss
@@ -499,7 +500,7 @@ def chips(
     if complete is not None and mode != "single":
         raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
     if max_clusters is not None:
-        check_int("max_clusters", max_clusters, minimum=1)
+        check_max_clusters(max_clusters)
     limit = check_limit(memory_limit)
     need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
     if need > limit:

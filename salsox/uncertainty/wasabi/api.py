@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from ..._cpus import usable_cpus
-from ..._validation import byte_size, check_int, check_n_jobs, check_seed
+from ..._validation import byte_size, check_int, check_max_clusters, check_n_jobs, check_seed
 from ...engine import check_limit
 from ...losses import VI
 from ...io import convert_foreign_named
@@ -154,7 +154,7 @@ def wasabi(
         mini_batch = check_int("mini_batch", mini_batch, minimum=1)
     n_runs = check_int("n_runs", n_runs, minimum=1, maximum=10_000)
     if max_clusters is not None:
-        max_clusters = min(check_int("max_clusters", max_clusters, minimum=1), n)
+        max_clusters = min(check_max_clusters(max_clusters), n)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     limit = check_limit(memory_limit)
