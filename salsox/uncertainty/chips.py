@@ -26,6 +26,7 @@ from ..metrics import as_truth
 from ..search import salso
 from ..search.salso_search import check_arguments
 from .chips_path import PathLabels
+from .chips_path import MAX_ROWS, state_table_html, state_table_lines
 
 __all__ = ["chips", "ChipsResult", "Unallocated"]
 
@@ -212,11 +213,12 @@ class ChipsResult:
             return self.labels.n_clusters()
         return np.atleast_2d(self.labels).max(axis=1) + 1
 
-    def to_text(self, n_uncertain: int = 5, *, one_based: bool = False) -> str:
+    def to_text(self, n_uncertain: int = 5, *, one_based: bool = False, max_rows: Optional[int] = MAX_ROWS) -> str:
         """A printable report, items by name when known (else by position, from 1 with
         ``one_based``). Single mode: the clusters with their first members, and the unallocated
         items, least certain (lowest q) first. Path and all-candidates modes: items and
-        probability of each state."""
+        probability of each state, the first and last ones of more than ``max_rows`` (None:
+        every state) with a line saying how many are not shown."""
         from ..summaries.display import item_label, items_preview
 
         names = self.item_names
@@ -225,9 +227,7 @@ class ChipsResult:
             clusters = self._n_clusters()
             lines = [f"CHIPS {self.mode}: {clusters.shape[0]} states of {n} items"
                      + (f", AUC {self.auc:.4g}" if self.auc is not None else "")]
-            lines.append(f"{'items':>6} {'clusters':>8} {'probability':>11}")
-            for m, k, p in zip(np.asarray(self.n_items), clusters, np.asarray(self.probability)):
-                lines.append(f"{int(m):>6d} {int(k):>8d} {p:>11.4g}")
+            lines += state_table_lines(self.n_items, clusters, self.probability, max_rows)
             return "\n".join(lines)
         labels = np.asarray(self.labels)
         k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
@@ -255,8 +255,7 @@ class ChipsResult:
 
         text = self.to_text().splitlines()
         if self.mode != "single":
-            states = [line.split() for line in text[2:]]
-            return html_block(text[0], html_table(("items", "clusters", "probability"), states))
+            return html_block(text[0], state_table_html(self.n_items, self._n_clusters(), self.probability))
         labels = np.asarray(self.labels)
         k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
         rows = [
