@@ -457,8 +457,15 @@ def test_tune_a_registered_loss_by_name_and_its_setup_per_search(runtime):
 
 def test_tune_argument_errors():
     draws = _small_draws()
-    with pytest.raises(ValueError, match="loss 'cs-binder' has the parameters a, b: name the one to tune"):
-        salsox.tune(draws, _count_sum_binder(), 2)
+    renamed = CountSumLoss(
+        name="cs-binder-renamed",
+        sums={"J": ("cell", _squares), "E": ("estimate", _squares), "D": ("draw", _squares)},
+        formula="(lam * D + c * E - (lam + c) * J) / (n * n)",
+        params={"lam": 1.0, "c": 1.0},
+    )
+    with pytest.raises(ValueError, match="'cs-binder-renamed' has the parameters lam, c and none called a: name the "
+                                         "one to tune with param="):
+        salsox.tune(draws, renamed, 2)
     with pytest.raises(ValueError, match="param: loss 'VI' has no parameter 'c'"):
         salsox.tune(draws, "VI", 2, param="c")
     with pytest.raises(ValueError, match="unreachable within the bounds .*a=2 gives .* and a=3 gives"):
