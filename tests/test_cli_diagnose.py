@@ -92,17 +92,17 @@ def test_plots(capsys, files, tmp_path, kind):
 @pytest.mark.parametrize(
     "args, code, needle",
     [
-        (["stacked.npy"], 1, "--chains"),
-        (["stacked.npy", "--chains", "3"], 1, "does not divide"),
-        (["chain0.csv", "chain1.csv", "--chains", "2"], 1, "one file per chain"),
-        (["chains.nc", "--chains", "2"], 1, "chain' dimension"),
+        (["stacked.npy"], 2, "--chains"),
+        (["stacked.npy", "--chains", "3"], 2, "does not divide"),
+        (["chain0.csv", "chain1.csv", "--chains", "2"], 2, "one file per chain"),
+        (["chains.nc", "--chains", "2"], 2, "chain' dimension"),
         (["chain0.csv", "chain1.csv", "--rhat", "1"], 2, "--rhat"),
         (["chain0.csv", "chain1.csv", "--ess", "-5"], 2, "--ess"),
         (["chain0.csv", "chain1.csv", "--references", "0"], 2, "--references"),
         (["chain0.csv", "chain1.csv", "--distance", "euclid"], 2, "--distance"),
-        (["chain0.csv", "chain1.csv", "--references", "51"], 1, "n_references"),
+        (["chain0.csv", "chain1.csv", "--references", "51"], 2, "--references must be in [1, 50], got 51"),
         (["chain0.csv", "missing.csv"], 1, "missing.csv"),
-        (["chain0.csv", "chain1.csv", "--out", "chain1.csv"], 1, "overwrite"),
+        (["chain0.csv", "chain1.csv", "--out", "chain1.csv"], 2, "overwrite"),
     ],
 )
 def test_bad_input_is_one_line(capsys, files, monkeypatch, args, code, needle):

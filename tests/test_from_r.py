@@ -169,9 +169,9 @@ def test_cli_takes_r_a(capsys, tmp_path):
     assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5"]) == 0
     got = float(capsys.readouterr().out)
     assert got == pytest.approx(salsox.partition_loss(draws[3], draws, salsox.Binder(a=1.5, b=0.5)), rel=1e-9)
-    assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5", "--a", "2"]) == 1
+    assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5", "--a", "2"]) == 2
     assert "not both" in capsys.readouterr().err
-    assert cli.main(["loss", str(labels), str(path), "--loss", "omARI", "--r-a", "1.5"]) == 1
+    assert cli.main(["loss", str(labels), str(path), "--loss", "omARI", "--r-a", "1.5"]) == 2
     assert "binder and VI" in capsys.readouterr().err
 
 

@@ -410,13 +410,13 @@ def test_out_may_not_overwrite_an_input(tmp_path, capsys, command):
     extra = ["--clusters", "2"] if command == "tune" else []
     for alias in (str(path), str(tmp_path / "." / "d.csv")):
         code, out, err = _cli(capsys, command, str(path), *extra, "--out", alias)
-        assert code == 1 and "would overwrite the input" in err, err
+        assert code == 2 and "would overwrite the input" in err, err
     assert path.read_bytes() == before
     labels = tmp_path / "labels.txt"
     labels.write_text("0\n0\n1\n1\n")
     if command in ("summary", "ball"):
         code, out, err = _cli(capsys, command, str(path), "--labels", str(labels), "--out", str(labels))
-        assert code == 1 and "--out" in err and "labels file" in err, err
+        assert code == 2 and "--out" in err and "labels file" in err, err
         assert labels.read_text() == "0\n0\n1\n1\n"
 
 

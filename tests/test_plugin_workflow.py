@@ -186,18 +186,18 @@ def test_param_sets_plugin_and_builtin_parameters(runtime, capsys, draws_file):
 @pytest.mark.parametrize(
     "args, code, needle",
     [
-        (["--loss", "jaccard", "--param", "lam=1"], 1, "--param lam=1: loss 'jaccard' has no parameter 'lam'"),
-        (["--loss", "VI", "--param", "c=1"], 1, "loss 'VI' has no parameter 'c' (its parameters: a, b)"),
+        (["--loss", "jaccard", "--param", "lam=1"], 2, "--param lam=1: loss 'jaccard' has no parameter 'lam'"),
+        (["--loss", "VI", "--param", "c=1"], 2, "loss 'VI' has no parameter 'c' (its parameters: a, b)"),
         (
-            ["--loss", "vi-plugin", "--param", "a=-1"], 1,
+            ["--loss", "vi-plugin", "--param", "a=-1"], 2,
             "--param a=-1: loss 'vi-plugin' refused it: a and b must be > 0",
         ),
-        (["--loss", "VI", "--param", "a=1", "--param", "a=2"], 1, "--param a is given twice"),
+        (["--loss", "VI", "--param", "a=1", "--param", "a=2"], 2, "--param a is given twice"),
         (["--loss", "VI", "--param", "a"], 2, "expected NAME=VALUE"),
         (["--loss", "VI", "--param", "a=x"], 2, "the value of a must be a number, got 'x'"),
         (["--loss", "VI", "--param", "a=inf"], 2, "the value of a must be finite"),
-        (["--initializer", "no-such-start"], 1, "unknown initializer 'no-such-start'; choose one of:"),
-        (["--prob-initializer", "0.5"], 1, "--prob-initializer needs --initializer NAME"),
+        (["--initializer", "no-such-start"], 2, "unknown initializer 'no-such-start'; choose one of:"),
+        (["--prob-initializer", "0.5"], 2, "--prob-initializer needs --initializer NAME"),
         (["--initializer", "psm-hclust", "--prob-initializer", "2"], 2, "--prob-initializer must be in [0, 1]"),
     ],
 )

@@ -158,7 +158,7 @@ def test_cli_reads_netcdf_with_var_and_prints_names(netcdf_files: Path, capsys) 
     lines = out.out.splitlines()
     assert lines[2].split()[0] == "1" and lines[2].split()[2] in list("abcd")
     code = cli.main(["estimate", str(netcdf_files / "ds.nc"), "--var", "z", "--key", "z"])
-    assert code == 1 and "not both" in capsys.readouterr().err
+    assert code == 2 and "not both" in capsys.readouterr().err
 
 
 def test_cli_subcommands_printing_items_take_one_based(tmp_path: Path, capsys) -> None:

@@ -141,8 +141,9 @@ def test_a_loss_with_two_parameters_but_no_a_needs_one_named_in_python_and_on_th
     np.save(path, draws)
     with pytest.raises(ValueError, match="name the one to tune with param="):
         salsox.tune(draws, "vi-lam-c", 4)
-    assert cli.main(["tune", str(path), "-k", "4", "--loss", "vi-lam-c", "-q"]) != 0
-    assert "none called a" in capsys.readouterr().err
+    assert cli.main(["tune", str(path), "-k", "4", "--loss", "vi-lam-c", "-q"]) == 2
+    assert "--loss vi-lam-c: loss 'vi-lam-c' has the parameters lam, c and none called a: name the one to tune with " \
+        "--tune (see salsox tune --help)" in capsys.readouterr().err
     named = salsox.tune(draws, "vi-lam-c", 4, param="lam", n_runs=2, seed=3)
     assert cli.main(["tune", str(path), "-k", "4", "--loss", "vi-lam-c", "--tune", "lam", "--runs", "2", "--seed",
                      "3", "--json", "-q"]) == 0

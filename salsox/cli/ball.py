@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .arguments import ArgumentError
 from .common import (
-    CLIError,
     _add_draws,
     _apply_params,
     _param_pair,
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from ..uncertainty.credible_ball import credible_ball
 
     if args.labels is not None and args.param:
-        raise CLIError(
+        raise ArgumentError(
             "--param sets the search's --loss, which --labels skips; set the distance's parameters with "
             "--distance-param NAME=VALUE"
         )

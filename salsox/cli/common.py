@@ -17,6 +17,7 @@ import numpy as np
 from ..progress import fit_line
 from ..io.readers import HEADER_CHOICES as _HEADER_CHOICES
 from ..io.readers import InputError, escape_controls, read_labels, read_matrix, shown
+from .arguments import ArgumentError
 
 __all__ = ["CLIError", "read_labels", "read_matrix"]
 
@@ -54,7 +55,7 @@ def _load_draws(args: argparse.Namespace) -> Any:
 
     key, var = getattr(args, "key", None), getattr(args, "var", None)
     if key is not None and var is not None:
-        raise CLIError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
+        raise ArgumentError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
     return read_draws(args.draws, key if var is None else var, header=getattr(args, "header", "auto"))
 
 
@@ -124,7 +125,7 @@ def _check_with_names(args: argparse.Namespace) -> None:
     """Before any search: --with-names writes text, which a .npy --out cannot hold."""
     out = getattr(args, "out", None)
     if getattr(args, "with_names", False) and out is not None and out.lower().endswith(".npy"):
-        raise CLIError("--with-names writes text: give --out a text file name, not .npy")
+        raise ArgumentError("--with-names writes text: give --out a text file name, not .npy")
 
 
 def _add_with_names(p: argparse.ArgumentParser) -> None:
@@ -230,10 +231,10 @@ def _resolve_loss(args: argparse.Namespace) -> Any:
         loss = get_loss(args.loss, a=args.a, b=args.b)
     else:
         if args.a is not None or args.b is not None:
-            raise ValueError("give --r-a (R's a) or --a/--b (the costs), not both")
+            raise ArgumentError("give --r-a (R's a) or --a/--b (the costs), not both")
         from_r = getattr(type(get_loss(args.loss)), "from_r", None)
         if from_r is None:
-            raise ValueError(f"--r-a applies to the binder and VI losses, not to {args.loss!r}")
+            raise ArgumentError(f"--r-a applies to the binder and VI losses, not to {args.loss!r}")
         loss = from_r(r_a)
     return _apply_params(loss, getattr(args, "param", None))
 
@@ -243,7 +244,7 @@ def _apply_params(loss: Any, pairs: Optional[Sequence[Tuple[str, float]]], flag:
     values: Dict[str, float] = {}
     for name, value in pairs or ():
         if name in values:
-            raise CLIError(f"{flag} {name} is given twice")
+            raise ArgumentError(f"{flag} {name} is given twice")
         values[name] = value
     if not values:
         return loss
@@ -253,7 +254,9 @@ def _apply_params(loss: Any, pairs: Optional[Sequence[Tuple[str, float]]], flag:
     except ValueError as err:  # an unknown name, or a value the loss refuses: the user's to fix
         text = _error_message(err)
         named = repr(loss.name) in text
-        raise CLIError(f"{shown}: {text}" if named else f"{shown}: loss {loss.name!r} refused it: {text}") from None
+        raise ArgumentError(
+            f"{shown}: {text}" if named else f"{shown}: loss {loss.name!r} refused it: {text}"
+        ) from None
 
 
 def _param_pair(text: str) -> Tuple[str, float]:
@@ -288,7 +291,7 @@ def _search(args: argparse.Namespace, draws: Any) -> Any:
         options["initializer"] = args.initializer
     if getattr(args, "prob_initializer", None) is not None:
         if getattr(args, "initializer", None) is None:
-            raise CLIError("--prob-initializer needs --initializer NAME")
+            raise ArgumentError("--prob-initializer needs --initializer NAME")
         options["prob_initializer"] = args.prob_initializer
     bar = _progress_bar(args, f"salsox {loss.name}")
     # Looked up at call time, so that salsox.search.salso can be replaced (tests do).
@@ -337,7 +340,7 @@ def _plot_summary(
 
     if kind == "pairs":
         if data is None:
-            raise CLIError("--kind pairs needs --data FILE (the n x p features of the items)")
+            raise ArgumentError("--kind pairs needs --data FILE (the n x p features of the items)")
         fig = plots.plot_pairs(summary, data)
     elif kind == "loss-dendrogram":
         fig = plots.plot_dendrogram(summary, draws, kind="loss").figure
@@ -407,13 +410,40 @@ def _max_clusters(text: str) -> int:
     return _positive_int("--max-clusters")(text)
 
 
+def _jobs(text: str) -> int:
+    """``--jobs``: a positive number of threads, or -1 for the CPUs the process may use."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs must be an integer, got {text!r}") from None
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(
+            f"--jobs must be a positive number of threads, or -1 for the CPUs the process may use, got {value}"
+        )
+    return value
+
+
+def _r_a(text: str) -> float:
+    """``--r-a``: R salso's a, in (0, 2) (the costs are a and 2 - a)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--r-a must be a number, got {text!r}") from None
+    if not 0.0 < value < 2.0:
+        raise argparse.ArgumentTypeError(
+            f"--r-a must be in (0, 2) (R's a; the costs are a and 2 - a), got {text}: at 0 or 2 one cost is zero "
+            "and a trivial partition always wins"
+        )
+    return value
+
+
 def _probability(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"--level must be a number, got {text!r}") from None
     if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"level must be in (0, 1], got {value}")
+        raise argparse.ArgumentTypeError(f"--level must be in (0, 1], got {value}")
     return value
 
 
@@ -469,7 +499,7 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
     )
     p.add_argument(
         "--r-a",
-        type=float,
+        type=_r_a,
         default=None,
         metavar="A",
         help="R salso's a for binder / VI (R's binder(a=A)): costs a=A, b=2-A, A in (0, 2)",
@@ -503,7 +533,9 @@ def _add_search(p: argparse.ArgumentParser) -> None:
 
 
 def _add_jobs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", "-j", type=int, default=None, help="threads (default: the CPUs the process may use)")
+    p.add_argument(
+        "--jobs", "-j", type=_jobs, default=None, help="threads, or -1 (default): the CPUs the process may use"
+    )
 
 
 def _add_plot(p: argparse.ArgumentParser) -> None:

@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from .arguments import ArgumentError
 from .common import (
-    CLIError,
     _add_draws,
     _add_jobs,
     _jsonable,
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _require_matplotlib()
         if args.kind == "elbow" and not args.elbow:
-            raise CLIError("--kind elbow needs --elbow (W for L = 1..-L)")
+            raise ArgumentError("--kind elbow needs --elbow (W for L = 1..-L)")
     draws = _load_draws(args)
     options: dict[str, Any] = dict(
         init=args.init, n_starts=args.starts, max_iter=args.max_iter, eps=args.eps, mini_batch=args.mini_batch,
