@@ -50,10 +50,8 @@ class TuneResult:
         The name of the tuned parameter.
     value : float
         Its value found (``loss.params[param]``).
-    r_a : float or None
-        For Binder and VI, ``a`` on R salso's scale, where the costs sum to 2 (R's
-        ``binder(a=r_a)`` / ``VI(a=r_a)``, salsox's ``Binder.from_r(r_a)``): ``2 a / (a + b)``,
-        the same estimate, R's loss values ``2 / (a + b)`` times salsox's. None for other losses.
+
+    :attr:`r_a` gives, for Binder and VI, ``a`` on R salso's scale.
 
     Examples
     --------
@@ -78,7 +76,9 @@ class TuneResult:
 
     @property
     def r_a(self) -> Optional[float]:
-        """R salso's ``a`` (costs summing to 2) of the Binder or VI loss found; None for others."""
+        """For Binder and VI, ``a`` on R salso's scale, where the costs sum to 2: R's
+        ``binder(a=r_a)`` / ``VI(a=r_a)``, salsox's ``Binder.from_r(r_a)``, is ``2 a / (a + b)``:
+        the same estimate, R's loss values ``2 / (a + b)`` times salsox's. None for other losses."""
         return r_scale_a(self.loss)
 
     def __repr__(self) -> str:
