@@ -184,3 +184,17 @@ def test_only_messages_about_an_option_become_usage_errors() -> None:
     )
     # A keyword this subcommand has no option for is left alone, and the error stays status 1.
     assert arguments.usage_message(ValueError("n_particles=3 is more than 2"), chips, args) is None
+
+
+def test_a_memory_refusal_stays_status_1_in_the_options_words(capsys, files, monkeypatch) -> None:
+    import salsox.search
+
+    def refuse(*args, **kwargs):
+        raise MemoryError("the search needs 3.0 GiB, more than memory_limit=2 bytes; lower max_clusters or n_jobs, "
+                          "or raise memory_limit")
+
+    monkeypatch.setattr(salsox.search, "salso", refuse)  # the CLI looks it up at call time
+    assert cli.main(["estimate", files["draws"], "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("salsox: error: the search needs 3.0 GiB, more than memory_limit=2 bytes; lower --max-clusters or "
+                   "--jobs, or raise memory_limit\n")

@@ -159,6 +159,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             prog = f"{parser.prog} {args.command}"
             sys.stderr.write(f"{prog}: error: {_error_message(ValueError(usage), paths)} (see {prog} --help)\n")
             return 2
+        if isinstance(err, MemoryError):  # "lower max_clusters or n_jobs": the options' words, status 1
+            said = usage_message(err, _subparser(parser, args.command), args)
+            err = MemoryError(said) if said is not None else err
         sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
         return 1
     except Exception as err:  # a bug: in a plugin (named) or in salsox; one line, with a way to see more

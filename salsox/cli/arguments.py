@@ -62,10 +62,10 @@ _PHRASES: Tuple[Tuple[str, str, str], ...] = (
 )
 
 # A keyword used as the library's messages use it: "seed must ...", "max_clusters=3 is ...",
-# "param: loss ..."; keywords with an underscore also at the end of a clause ("raise
-# max_clusters"), which no English word is.
+# "param: loss ..."; a keyword with an underscore anywhere ("lower max_clusters or n_jobs"):
+# no English word has one.
 _AFTER_ANY = r"(?=\s+must\b|=|:\s)"
-_AFTER_UNDERSCORED = r"(?=\s+must\b|=|:\s|$|[,;)]|\s+\()"
+_AFTER_UNDERSCORED = r"(?!\w)"
 _BEFORE = r"(?<![\w.\-'\"])"
 
 # Messages that name a value the user gave, not a keyword: the option is the one given it.
