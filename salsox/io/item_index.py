@@ -29,13 +29,16 @@ import numpy as np
 from .._warnings import SalsoxWarning, warn_at_caller
 
 __all__ = [
+    "InItemOrder",
     "PositionalMatchWarning",
     "align",
     "aligned",
     "check_item_names",
+    "id_kind",
     "index_names",
     "is_labels_like",
     "labels_and_names",
+    "matched",
 ]
 
 
@@ -56,7 +59,18 @@ class PositionalMatchWarning(SalsoxWarning):
     """
 
 
-def _kind(name: Any) -> str:
+class InItemOrder:
+    """Labels that salsox itself has already put in the draws' item order (an internal call:
+    CHIPS' completion, WASABI's and diagnose's warm starts); matched as they are, without a
+    warning."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = values
+
+
+def id_kind(name: Any) -> str:
     """'text' or 'number' (how two names could look alike in a report), else 'other'."""
     if isinstance(name, (str, np.str_)):
         return "text"
@@ -108,10 +122,10 @@ def check_item_names(names: Any, n: int, argument: str = "item_names") -> Option
     twice = [v for v, c in counts.items() if c > 1]
     if twice:
         raise ValueError(f"{argument} names an item twice ({_shown(twice)}); item names must be unique")
-    kinds = {_kind(v) for v in plain}
+    kinds = {id_kind(v) for v in plain}
     if {"text", "number"} <= kinds:
-        text = next(v for v in plain if _kind(v) == "text")
-        number = next(v for v in plain if _kind(v) == "number")
+        text = next(v for v in plain if id_kind(v) == "text")
+        number = next(v for v in plain if id_kind(v) == "number")
         raise ValueError(
             f"{argument} mixes text and numbers (e.g. {text!r} and {number!r}); ids are compared as given, "
             "so 0 and '0' would be different items that print alike: make them all text or all numbers"
@@ -180,7 +194,7 @@ def _positional(names: np.ndarray) -> bool:
     """Whether ``names`` are the integers 0..n-1 (in any order): the ids an unnamed input's
     items are known by."""
     n = len(names)
-    if not all(_kind(v) == "number" and float(v).is_integer() for v in names):
+    if not all(id_kind(v) == "number" and float(v).is_integer() for v in names):
         return False
     values = np.array([int(v) for v in names], dtype=np.int64)
     return bool(np.array_equal(np.sort(values), np.arange(n)))
@@ -252,7 +266,7 @@ def align(
 
 
 def _in_order_positions(names: np.ndarray) -> bool:
-    return all(_kind(v) == "number" and v == i for i, v in enumerate(names))
+    return all(id_kind(v) == "number" and v == i for i, v in enumerate(names))
 
 
 def _by_name(target: np.ndarray, names: np.ndarray, argument: str, against: str) -> Optional[np.ndarray]:
@@ -288,11 +302,13 @@ def _n_items(values: Any) -> Optional[int]:
     return int(shape[-1]) if shape else None
 
 
-def aligned(
+def matched(
     x: Any, target: Optional[np.ndarray], n: int, argument: str, *, against: str = "the draws"
-) -> Any:
+) -> Tuple[Any, Optional[np.ndarray]]:
     """``x`` (labels, partitions, an Estimate, a Series, a dict...) with its items in the
-    target's order, by :func:`align`'s rule; its values only (names dropped once matched).
+    target's order, by :func:`align`'s rule, and the names a result should carry: the target's,
+    else the input's when it was matched by position (None when it was matched by the ids
+    ``0..n-1`` of unnamed items).
 
     A bare input against an unnamed target is returned as it is: the caller's own checks then
     say what is wrong with it.
@@ -300,20 +316,37 @@ def aligned(
     Examples
     --------
     >>> import pandas as pd
-    >>> from salsox.io.item_index import aligned
+    >>> from salsox.io.item_index import matched
     >>> target = np.array(["a", "b", "c"], dtype=object)
-    >>> aligned(pd.Series([5, 6, 7], index=["c", "a", "b"]), target, 3, "labels")
+    >>> matched(pd.Series([5, 6, 7], index=["c", "a", "b"]), target, 3, "labels")[0]
     array([6, 7, 5])
     """
+    if isinstance(x, InItemOrder):
+        return x.values, target
     values, names = labels_and_names(x, argument)
     if names is None and target is None:
-        return values
+        return values, None
     length = _n_items(values)
     if length is None:
-        return values
+        return values, target
     take = align(target, n, names, length, argument, against=against)
     if take is None:
-        return values
+        return values, target if target is not None else names
     if hasattr(values, "iloc"):
-        return values.iloc[:, take]
-    return np.asarray(values)[..., take]
+        return values.iloc[:, take], target
+    return np.asarray(values)[..., take], target
+
+
+def aligned(
+    x: Any, target: Optional[np.ndarray], n: int, argument: str, *, against: str = "the draws"
+) -> Any:
+    """:func:`matched`'s values alone: ``x`` with its items in the target's order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from salsox.io.item_index import aligned
+    >>> aligned({"b": 1, "a": 0}, np.array(["a", "b"], dtype=object), 2, "labels")
+    array([0, 1])
+    """
+    return matched(x, target, n, argument, against=against)[0]

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .._validation import as_integer_array, as_label_matrix, check_n_jobs
-from ..io import PSM, Draws
+from ..io import PSM, Draws, matched
 from ..losses import VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import as_truth, psm
 from ..metrics.evaluation import _losses
@@ -331,10 +331,6 @@ def summarize(
     >>> s.item_similarity
     array([1.        , 1.        , 0.33333333, 0.33333333])
     """
-    estimate_names = None
-    if hasattr(labels, "labels") and hasattr(labels, "expected_loss"):
-        estimate_names = getattr(labels, "item_names", None)
-        labels = labels.labels  # an Estimate
     loss = get_loss(loss)
     if exemplar not in _EXEMPLARS:
         raise ValueError(f"exemplar must be one of {', '.join(map(repr, _EXEMPLARS))}, got {exemplar!r}")
@@ -342,8 +338,9 @@ def summarize(
         raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}, got {order!r}")
     jobs = check_n_jobs(n_jobs)
     truth = as_truth(draws, loss)
-    names = truth.item_names if truth.item_names is not None else estimate_names
     n = truth.n_items
+    # The labels' items matched to the draws' by name (salsox.io.item_index).
+    labels, names = matched(labels, truth.item_names, n, "labels")
     rows, _ = as_label_matrix(labels, "labels", n)
     if rows.shape[0] != 1:
         raise ValueError(f"labels must be one partition (n labels), got {rows.shape[0]} rows")

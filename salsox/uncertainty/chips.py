@@ -19,7 +19,7 @@ import numpy as np
 from .. import _core
 from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
 from ..engine import check_limit
-from ..io import Draws, as_draws, refuse_similarity
+from ..io import Draws, InItemOrder, as_draws, matched, refuse_similarity
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
@@ -299,7 +299,7 @@ class ChipsResult:
             float(probs[row]),
             n_runs=self.info["n_runs"] if n_runs is None else n_runs,
             path=False,
-            initial=self.labels[row],
+            initial=InItemOrder(self.labels[row]),
             n_jobs=self.info["n_jobs"] if n_jobs is None else n_jobs,
             seed=self.info["seed"] if seed is None else seed,
             complete=complete,
@@ -489,7 +489,8 @@ def chips(
     if all_candidates:
         use_path = False
     mode = "path" if use_path else ("all" if all_candidates else "single")
-    start = _check_initial(initial, d.n_items)
+    # A partial partition is matched to the draws' items by name (salsox.io.item_index).
+    start = _check_initial(None if initial is None else matched(initial, d.item_names, d.n_items, "initial")[0], d.n_items)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     if complete is None:
@@ -544,7 +545,7 @@ def chips(
                     f"max_clusters={max_clusters} is below the {k} clusters of the CHIPS sub-partition, which "
                     "its completion keeps: raise max_clusters (or the threshold), or pass complete=False"
                 )
-            completed = salso(d, completion[0], fixed=labels[0], **completion[1])
+            completed = salso(d, completion[0], fixed=InItemOrder(labels[0]), **completion[1])
         return ChipsResult(
             labels=labels[0],
             n_items=int(n_items[0]),
