@@ -117,18 +117,18 @@ def split_chains(draws: Any, chains: Any = None) -> Tuple[np.ndarray, Optional[n
             c.labels_matrix() if isinstance(c, Draws) else as_integer_array(c, f"draws[{i}]")
             for i, c in enumerate(draws)
         ]
+        lengths = [p.shape[0] for p in parts]
+        widths = {p.shape[1] for p in parts}
+        if len(widths) != 1:
+            raise ValueError(f"the chains have different numbers of items: {sorted(widths)}")
         # Each chain's items matched to the first chain's by name (salsox.io.item_index).
         chain_names = [item_names_of(c)[0] for c in draws]
         names = next((v for v in chain_names if v is not None), None)
         for i in range(len(parts)):
             take = align(names, parts[0].shape[1] if names is None else len(names), chain_names[i],
-                         parts[i].shape[1], f"draws[{i}]", against="the chains before it")
+                         parts[i].shape[1], f"draws[{i}]", against="the first named chain")
             if take is not None:
                 parts[i] = parts[i][:, take]
-        lengths = [p.shape[0] for p in parts]
-        widths = {p.shape[1] for p in parts}
-        if len(widths) != 1:
-            raise ValueError(f"the chains have different numbers of items: {sorted(widths)}")
         if len(set(lengths)) != 1:
             raise ValueError(
                 f"the chains have different numbers of draws ({lengths}): R-hat and ESS compare chains "

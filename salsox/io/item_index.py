@@ -243,7 +243,7 @@ def align(
     if target is not None and names is not None:
         return _by_name(target, names, argument, against)
     if length != n:
-        raise ValueError(f"{argument} has {length} items but {against} have {n}")
+        raise ValueError(f"{argument} has {length} items, not the {n} of {against}")
     if target is None and names is not None:
         if _positional(names):  # the ids 0..n-1 an unnamed input's items are known by
             take = np.array([int(v) for v in names], dtype=np.int64)
@@ -251,15 +251,15 @@ def align(
             order[take] = np.arange(n)
             return None if np.array_equal(order, np.arange(n)) else order
         warn_at_caller(
-            f"{argument} names its items ({_shown(names, 3)}) but {against} do not: matched by position. "
-            f"Give {against} item names to match by name",
+            f"only {argument} names its items ({_shown(names, 3)}), not {against}: matched by position. "
+            f"Give {against} item names too to match by name",
             PositionalMatchWarning,
         )
         return None
     if target is not None and names is None and not _in_order_positions(target):
         warn_at_caller(
-            f"{argument} has no item names but {against} name their items ({_shown(target, 3)}): matched by "
-            f"position. Pass {argument} with names (e.g. a pandas Series indexed by item) to match by name",
+            f"{argument} has no item names, unlike {against} ({_shown(target, 3)}): matched by position. "
+            f"Pass {argument} with names (e.g. a pandas Series indexed by item) to match by name",
             PositionalMatchWarning,
         )
     return None
@@ -277,9 +277,9 @@ def _by_name(target: np.ndarray, names: np.ndarray, argument: str, against: str)
     if missing or extra:
         parts = []
         if missing:
-            parts.append(f"{len(missing)} of {against}' items are not in {argument} ({_shown(missing)})")
+            parts.append(f"{len(missing)} items of {against} are not in {argument} ({_shown(missing)})")
         if extra:
-            parts.append(f"{len(extra)} of the items of {argument} are not in {against} ({_shown(extra)})")
+            parts.append(f"{len(extra)} items of {argument} are not in {against} ({_shown(extra)})")
         hint = ""
         if {str(v) for v in target} == {str(v) for v in names}:
             hint = (
