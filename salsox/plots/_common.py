@@ -239,7 +239,7 @@ def data_rows(
     columns = _column_names(data, values.shape[1])
     target = None if item_names is None else check_item_names(list(item_names), n, "item_names")
     # Rows matched to the items by name (salsox.io.item_index).
-    take = align(target, n, rows, values.shape[0], f"{what}'s rows (its index)", against=owner)
+    take = align(target, n, rows, values.shape[0], what, against=owner)
     return (values if take is None else values[take]), columns
 
 
