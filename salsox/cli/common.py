@@ -18,7 +18,7 @@ from ..progress import fit_line
 from ..io.readers import HEADER_CHOICES as _HEADER_CHOICES
 from ..io.readers import InputError, escape_controls, read_labels, read_matrix, shown
 
-__all__ = ["CLIError", "read_labels", "read_matrix"]
+__all__ = ["CLIError", "read_labels", "read_matrix", "read_named_labels"]
 
 # A user-facing error: printed as one line, exit status 1. The readers' errors are the same
 # class, so a bad input file and a bad option read alike.
@@ -56,6 +56,44 @@ def _load_draws(args: argparse.Namespace) -> Any:
     if key is not None and var is not None:
         raise CLIError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
     return read_draws(args.draws, key if var is None else var, header=getattr(args, "header", "auto"))
+
+
+def read_named_labels(path: str, *, several: bool = False, draws: Any = None) -> Any:
+    """A labels file: an ``item,label`` CSV (``estimate --with-names`` output, in any row order)
+    as :class:`salsox.io.NamedLabels`, matched to the draws' items by its item column; any other
+    layout as :func:`read_labels` reads it (positions). The item column is text; it is read as
+    integers when ``draws`` name their items by integers and every item parses as one."""
+    import csv
+
+    from ..io import NamedLabels
+
+    if path != "-" and Path(path).suffix.lower() not in (".npy", ".npz"):
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        lines = [line for line in text.splitlines() if line.strip()]
+        if lines and [f.strip().strip("'").lower() for f in next(csv.reader(lines[:1]))] == ["item", "label"]:
+            rows = list(csv.reader(lines[1:]))
+            bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
+            if bad is not None:
+                raise CLIError(f"labels file {path}, line {bad + 2}: an item,label file has two fields a line")
+            items = [row[0].strip() for row in rows]
+            try:
+                labels = [int(row[1]) for row in rows]
+            except ValueError:
+                raise CLIError(f"labels file {path}: the label column must hold integers") from None
+            names = getattr(draws, "item_names", None)
+            if names is not None and all(isinstance(v, int) for v in names):
+                try:
+                    items = [int(v) for v in items]  # type: ignore[misc]
+                except ValueError:
+                    pass  # text that names no integer: refused by name when matched
+            try:
+                return NamedLabels(labels, items)
+            except ValueError as err:
+                raise CLIError(f"labels file {path}: {err}") from None
+    return read_labels(path, several=several)
 
 
 def _jsonable(x: Any) -> Any:
@@ -318,7 +356,7 @@ def _estimate_dict(est: Any, one_based: bool) -> Dict[str, Any]:
 def _estimate_or_labels(args: argparse.Namespace, draws: Any) -> Any:
     """Labels from --labels, or a fresh estimate; returns (labels, loss)."""
     if args.labels is not None:
-        return read_labels(args.labels), _resolve_loss(args)
+        return read_named_labels(args.labels, draws=draws), _resolve_loss(args)
     est = _search(args, draws)
     return est.labels, est.loss
 

@@ -29,6 +29,7 @@ import numpy as np
 from .._warnings import SalsoxWarning, warn_at_caller
 
 __all__ = [
+    "NamedLabels",
     "InItemOrder",
     "PositionalMatchWarning",
     "align",
@@ -68,6 +69,28 @@ class InItemOrder:
 
     def __init__(self, values: Any) -> None:
         self.values = values
+
+
+class NamedLabels:
+    """One partition's labels with the names of its items, in any order: what an ``item,label``
+    file holds. Matched to the draws' items by name like a pandas Series.
+
+    Examples
+    --------
+    >>> from salsox.io.item_index import NamedLabels
+    >>> draws = salsox.Draws([[0, 0, 1], [0, 1, 1]], item_names=["a", "b", "c"])
+    >>> salsox.partition_loss(NamedLabels([1, 0, 0], ["c", "a", "b"]), draws, "binder")
+    0.2222222222222222
+    """
+
+    __slots__ = ("labels", "item_names")
+
+    def __init__(self, labels: Any, item_names: Any) -> None:
+        self.labels = np.asarray(labels)
+        self.item_names = check_item_names(item_names, len(self.labels), "the item column")
+
+    def __len__(self) -> int:
+        return len(self.labels)
 
 
 def id_kind(name: Any) -> str:
@@ -154,7 +177,7 @@ def _is_estimate(x: Any) -> bool:
 def is_labels_like(x: Any) -> bool:
     """Whether ``x`` is one partition that can name its items: an Estimate, a pandas Series, a
     dict (item -> label) or a 1-D xarray DataArray."""
-    if _is_estimate(x) or isinstance(x, dict):
+    if _is_estimate(x) or isinstance(x, (dict, NamedLabels)):
         return True
     if hasattr(x, "index") and hasattr(x, "to_numpy") and not hasattr(x, "columns"):
         return True
@@ -167,6 +190,8 @@ def labels_and_names(x: Any, argument: str) -> Tuple[Any, Optional[np.ndarray]]:
     and ``item_names``), a pandas Series (its index), a dict (item -> label), a 1-D xarray
     DataArray (its coordinate), a DataFrame of partitions (its columns, one per item). Anything
     else is returned as it is, without names."""
+    if isinstance(x, NamedLabels):
+        return x.labels, x.item_names
     if _is_estimate(x):
         names = getattr(x, "item_names", None)
         return x.labels, None if names is None else check_item_names(names, len(x.labels), argument)
