@@ -73,8 +73,11 @@ def read_named_labels(path: str, *, several: bool = False, draws: Any = None) ->
         except (OSError, UnicodeDecodeError):
             text = ""
         lines = [line for line in text.splitlines() if line.strip()]
-        if lines and [f.strip().strip("'").lower() for f in next(csv.reader(lines[:1]))] == ["item", "label"]:
+        head = [f.strip().strip("'").lower() for f in next(csv.reader(lines[:1]))] if lines else []
+        if head in (["item", "label"], ["", "item", "label"]):
             rows = list(csv.reader(lines[1:]))
+            if len(head) == 3:  # R's write.csv: a first column of row numbers
+                rows = [row[1:] for row in rows]
             bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
             if bad is not None:
                 raise CLIError(f"labels file {path}, line {bad + 2}: an item,label file has two fields a line")

@@ -40,6 +40,8 @@ __all__ = [
     "is_labels_like",
     "labels_and_names",
     "matched",
+    "labels_series",
+    "pandas_index",
 ]
 
 
@@ -375,3 +377,22 @@ def aligned(
     array([0, 1])
     """
     return matched(x, target, n, argument, against=against)[0]
+
+
+def pandas_index(names: Optional[np.ndarray], n: int, dim: str = "item") -> Any:
+    """The items as a ``pandas.Index`` named ``dim``: their names, else their positions 0..n-1
+    (the ids an unnamed input's items are matched by). Every result's ``to_series()`` and
+    ``to_dataframe()`` index their rows with it."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("this view needs pandas: pip install pandas") from None
+    return pd.Index(np.asarray(names, dtype=object) if names is not None else np.arange(n), name=dim)
+
+
+def labels_series(labels: Any, names: Optional[np.ndarray], name: str = "cluster", dim: str = "item") -> Any:
+    """Labels as a ``pandas.Series`` indexed by :func:`pandas_index`."""
+    import pandas as pd
+
+    values = np.asarray(labels)
+    return pd.Series(values, index=pandas_index(names, len(values), dim), name=name)

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .._validation import as_integer_array, as_label_matrix, check_n_jobs
-from ..io import PSM, Draws, matched
+from ..io import PSM, Draws, labels_series, matched, pandas_index
 from ..losses import VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import as_truth, psm
 from ..metrics.evaluation import _losses
@@ -154,6 +154,11 @@ class Summary:
             "between": self.between_similarity.copy(),
         }
 
+    def to_series(self, name: str = "cluster") -> Any:
+        """The estimate's labels as a ``pandas.Series`` indexed by item name (by position when
+        unknown), as ``Estimate.to_series()``."""
+        return labels_series(self.labels, self.item_names, name)
+
     def to_dataframe(self, table: str = "items") -> Any:
         """The per-item table (``"items"``, indexed by item name, or position when unknown)
         or the per-cluster one (``"clusters"``) as a ``pandas.DataFrame`` (pandas is
@@ -165,9 +170,8 @@ class Summary:
         if table == "items":
             columns = self.items
             columns["cluster"] = self.cluster_ids[columns["cluster"]]
-            positions = columns.pop("item")
-            index = positions if self.item_names is None else np.asarray(self.item_names)
-            return pd.DataFrame(columns, index=pd.Index(index, name="item"))
+            columns.pop("item")
+            return pd.DataFrame(columns, index=pandas_index(self.item_names, len(self.labels)))
         if table == "clusters":
             columns = self.clusters
             if self.item_names is not None:
