@@ -88,7 +88,9 @@ def test_names_that_disagree_are_refused(mpl, named):
     was = salsox.wasabi(draws, 2, seed=1)
     for draw in (lambda: plots.plot_pairs(est, renamed), lambda: plots.plot_credible_ball(ball, renamed),
                  lambda: plots.plot_chips(chips, renamed), lambda: plots.plot_wasabi(was, renamed)):
-        with pytest.raises(ValueError, match=r"data does not name the same items as the (estimate|result): 1 items of the (estimate|result) are not in data \('item3'\)"):
+        refused = (r"data does not name the same items as the (estimate|result): "
+                   r"1 items of the (estimate|result) are not in data \('item3'\)")
+        with pytest.raises(ValueError, match=refused):
             draw()
     twice = frame.rename(index={"item3": "item4"})
     with pytest.raises(ValueError, match="index names an item twice"):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numbers
 from collections import Counter
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -104,7 +104,7 @@ def id_kind(name: Any) -> str:
     return "other"
 
 
-def _shown(names: Sequence[Any], limit: int = 5) -> str:
+def _shown(names: Union[Sequence[Any], np.ndarray], limit: int = 5) -> str:
     text = ", ".join(repr(v) for v in list(names)[:limit])
     return text + (f", ... ({len(names)} in all)" if len(names) > limit else "")
 

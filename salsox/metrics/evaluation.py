@@ -295,7 +295,9 @@ def _partition_and_truth(x: Any, y: Any) -> tuple:
     matrix or Draws), the other must be one partition. Their order does not matter, as the
     indices are symmetric. Items are matched by name (salsox.io.item_index): the partition comes
     back in the truth's item order, the truth as a Draws or as bare canonical labels."""
-    x_draws, y_draws = (isinstance(v, Draws) or (not is_labels_like(v) and _ndim(convert_foreign(v)) == 2) for v in (x, y))
+    x_draws, y_draws = (
+        isinstance(v, Draws) or (not is_labels_like(v) and _ndim(convert_foreign(v)) == 2) for v in (x, y)
+    )
     if x_draws and y_draws:
         raise ValueError("x and y are both matrices: give one partition, and one partition or a draws matrix")
     if isinstance(x, PSM) or isinstance(y, PSM):
@@ -303,12 +305,13 @@ def _partition_and_truth(x: Any, y: Any) -> tuple:
     partition, truth, names = (y, x, ("y", "x")) if x_draws else (x, y, ("x", "y"))
     values, item_names = labels_and_names(partition, names[0])
     rows, _ = as_label_matrix(values, names[0])
+    t: Union[Draws, np.ndarray]
     if x_draws or y_draws:
         t = as_draws(truth)
         target, n = t.item_names, t.n_items
     else:
         other, target = labels_and_names(truth, names[1])
-        t, _ = as_label_matrix(other, names[1])
+        t = as_label_matrix(other, names[1])[0]
         n = t.shape[1]
         if item_names is None and target is None and n != rows.shape[1]:
             raise ValueError(f"x has {rows.shape[1]} items but y has {n}")

@@ -96,7 +96,8 @@ def plot_pairs(
         data = data[list(columns)]  # before the conversion: other columns may not be numeric
     elif columns is not None:
         picked = list(columns)
-    values, names = data_rows(data, labels.shape[0], _item_names(x, s) if s is not None else label_names)
+    known = _item_names(x, s) if s is not None else (None if label_names is None else list(label_names))
+    values, names = data_rows(data, labels.shape[0], known)
     if picked is not None:
         try:
             values = values[:, picked]

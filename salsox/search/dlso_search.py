@@ -86,7 +86,8 @@ def dlso(
         from_draws = True
     else:
         # Candidates are matched to the draws' items by name (salsox.io.item_index).
-        candidates = as_label_matrix(aligned(candidates, truth.item_names, truth.n_items, "candidates"), "candidates", truth.n_items)[0]
+        candidates = aligned(candidates, truth.item_names, truth.n_items, "candidates")
+        candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
         from_draws = False
         route.check_losses_memory(len(candidates), int(candidates.max(initial=0)) + 1, jobs, limit)
     values = finite_losses(route.losses(candidates, jobs), loss)

@@ -490,7 +490,9 @@ def chips(
         use_path = False
     mode = "path" if use_path else ("all" if all_candidates else "single")
     # A partial partition is matched to the draws' items by name (salsox.io.item_index).
-    start = _check_initial(None if initial is None else matched(initial, d.item_names, d.n_items, "initial")[0], d.n_items)
+    if initial is not None:
+        initial = matched(initial, d.item_names, d.n_items, "initial")[0]
+    start = _check_initial(initial, d.n_items)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     if complete is None:
