@@ -17,7 +17,9 @@ from .common import (
     _add_jobs,
     _add_loss,
     _add_one_based,
+    _csv_field,
     _estimate_dict,
+    _item_names_or_numbers,
     _jsonable,
     _load_draws,
     _positive_int,
@@ -80,9 +82,13 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(
         f"salsox: {res.n_items} of {len(res.labels)} items allocated, probability {res.probability:.6g}\n"
     )
-    # One line per item: CHIPS label (-1 unallocated) and, when completed, the full partition's label.
+    # A CSV, one line per item named as in the draws (numbered without names): its CHIPS label
+    # (-1 unallocated) and, when completed, the full partition's label.
     cols = [shifted(res.labels)] if completed is None else [shifted(res.labels), shifted(completed.labels)]
-    _write("\n".join(",".join(str(int(c[i])) for c in cols) for i in range(len(res.labels))), args.out)
+    items = [_csv_field(v) for v in _item_names_or_numbers(draws, len(res.labels), args.one_based)]
+    header = "item,chips" + ("" if completed is None else ",completed")
+    rows = (",".join([items[i], *(str(int(c[i])) for c in cols)]) for i in range(len(res.labels)))
+    _write("\n".join([header, *rows]), args.out)
     return 0
 
 
