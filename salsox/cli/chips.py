@@ -17,7 +17,11 @@ from .common import (
     _add_jobs,
     _add_loss,
     _add_one_based,
+    _add_result_plot,
     _csv_field,
+    _plot_result,
+    _require_matplotlib,
+    read_data,
     _estimate_dict,
     _item_names_or_numbers,
     _jsonable,
@@ -32,7 +36,14 @@ def run(args: argparse.Namespace) -> int:
     """CHIPS sub-partition (or path) of the draws; single mode completes it with SALSO."""
     from ..uncertainty.chips import Unallocated, chips
 
+    if args.plot is not None:
+        if args.path or not args.threshold:
+            raise CLIError("--plot draws one sub-partition: give --threshold above 0, without --path")
+        _require_matplotlib()
+    if args.data is not None and args.plot is None:
+        raise CLIError("--data is for --plot: give --plot FILE too")
     draws = _load_draws(args)
+    data = read_data(args.data) if args.data else None
     names = None if draws.item_names is None else [str(v) for v in draws.item_names]
     shift = 1 if args.one_based else 0
 
@@ -61,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
             lines = ["n_items,probability"] + [f"{int(k)},{float(p):.10g}" for k, p in zip(sizes, probs)]
             _write("\n".join(lines), args.out)
         return 0
+    if args.plot is not None:
+        from .. import plots
+
+        _plot_result(lambda: plots.plot_chips(res, data), args.plot, args.dpi)
     u = res.unallocated
     assert isinstance(u, Unallocated)  # single mode
     completed = res.completed
@@ -132,4 +147,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("--out", "-o", help="output file (default stdout)")
     _add_one_based(p, "cluster labels (-1 stays unallocated) and item numbers")
+    _add_result_plot(p, "the sub-partition (at --data's features, else an MDS map of the draws)")
     p.set_defaults(handler=run)
