@@ -129,3 +129,26 @@ def test_data_for_plots_is_matched_by_its_row_names(files, capsys):
         assert (tmp / f"{args[0]}.png").stat().st_size > 0
         code, _, err = _run(capsys, *args, "--data", tmp / "wrong.csv", "--plot", tmp / f"{args[0]}_wrong.png")
         assert code != 0 and "does not name the same items" in err, (args[0], err)
+
+
+# Subcommands and their item-indexed file arguments (beside the draws), each exercised above.
+CLI_ITEM_INDEXED = {
+    ("loss", "labels"), ("summary", "labels"), ("summary", "data"), ("ball", "labels"), ("ball", "data"),
+    ("chips", "data"), ("wasabi", "data"),
+}
+_ITEM_FILE_DESTS = {"labels", "data", "fixed", "initial", "init_file", "candidates"}
+
+
+def test_every_subcommand_with_an_item_indexed_file_is_covered():
+    import argparse
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = set()
+    for command, subparser in sub.choices.items():
+        for action in subparser._actions:
+            if action.dest in _ITEM_FILE_DESTS:
+                found.add((command, action.dest))
+    aliases = {("credible-ball", d) for c, d in CLI_ITEM_INDEXED if c == "ball"}
+    uncovered = sorted(found - CLI_ITEM_INDEXED - aliases)
+    assert not uncovered, f"subcommands taking item-indexed files without an item-index test: {uncovered}"
