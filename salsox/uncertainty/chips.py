@@ -19,7 +19,7 @@ import numpy as np
 from .. import _core
 from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
 from ..engine import check_limit
-from ..io import Draws, InItemOrder, as_draws, matched, refuse_similarity
+from ..io import Draws, InItemOrder, as_draws, matched, pandas_index, refuse_similarity
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
@@ -165,8 +165,7 @@ class ChipsResult:
         return self.draws.item_names
 
     def _index(self, pd: Any) -> Any:
-        names = self.item_names
-        return pd.Index(names if names is not None else np.arange(self.draws.n_items), name="item")
+        return pandas_index(self.item_names, self.draws.n_items)
 
     def to_series(self, name: str = "cluster") -> Any:
         """Single mode: the sub-partition as a ``pandas.Series`` indexed by item name (by
