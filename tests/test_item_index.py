@@ -245,3 +245,33 @@ def test_every_public_entry_point_with_an_item_indexed_argument_is_covered():
 # dendrogram take their labels through summarize).
 PLOTS_COVERED = {"plot_pairs", "plot_credible_ball", "plot_chips", "plot_wasabi", "plot_heatmap", "plot_mds",
                  "plot_dendrogram"}
+
+
+def test_no_positional_warning_from_salsox_own_calls_on_named_draws(frame, estimate):
+    """Functions that call others inside salsox pass labels they already matched: a user who
+    names every input sees no PositionalMatchWarning."""
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    small = frame.iloc[:40, :8]
+    quick = dict(seed=1, n_jobs=1)
+    calls = [
+        lambda: salsox.wasabi(small, 2, n_starts=1, **quick),
+        lambda: salsox.wasabi(small, 2, init="topvi", **quick),
+        lambda: salsox.minimize_by_enumeration(small.iloc[:, :6]),
+        lambda: salsox.tune(small, "binder", 2, n_runs=2, **quick),
+        lambda: salsox.chips(small, 0.5, n_runs=4, **quick),
+        lambda: salsox.chips(small, n_runs=4, **quick).threshold(0.5),
+        lambda: salsox.credible_ball(estimate, frame),
+        lambda: estimate.summary(),
+        lambda: salsox.diagnose([small.iloc[10 * k : 10 * (k + 1)] for k in range(4)], n_references=2, **quick),
+        lambda: salsox.plots.plot_dendrogram(estimate, frame, kind="loss"),
+        lambda: salsox.plots.plot_credible_ball(salsox.credible_ball(estimate, frame), draws=frame),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", salsox.PositionalMatchWarning)
+        warnings.simplefilter("ignore", salsox.SalsoxWarning)
+        for call in calls:
+            call()
+            plt.close("all")

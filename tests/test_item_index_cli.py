@@ -152,3 +152,22 @@ def test_every_subcommand_with_an_item_indexed_file_is_covered():
     aliases = {("credible-ball", d) for c, d in CLI_ITEM_INDEXED if c == "ball"}
     uncovered = sorted(found - CLI_ITEM_INDEXED - aliases)
     assert not uncovered, f"subcommands taking item-indexed files without an item-index test: {uncovered}"
+
+
+def test_diagnose_per_chain_files_with_columns_in_other_orders(files, capsys):
+    tmp, draws = files
+    rng = np.random.default_rng(7)
+    paths, moved = [], []
+    for k in range(3):
+        chain = draws[20 * k : 20 * (k + 1)]
+        order = np.arange(N_ITEMS) if k == 0 else rng.permutation(N_ITEMS)
+        for name, cols in (("same", np.arange(N_ITEMS)), ("moved", order)):
+            path = tmp / f"chain{k}_{name}.csv"
+            _write_csv(path, [NAMES[j] for j in cols], chain[:, cols].tolist())
+            (paths if name == "same" else moved).append(path)
+    outputs = []
+    for chain_files in (paths, moved):
+        code, out, err = _run(capsys, "diagnose", *chain_files, "--seed", "1", "--references", "2", "--json")
+        assert code in (0, 3), err
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
