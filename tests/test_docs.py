@@ -104,6 +104,7 @@ _NEEDS_PAGE_PACKAGE = re.compile(r"salsox_mylosses")
 # The pages whose examples run here, each in one namespace, in order, as a reader runs them.
 PAGES = [
     "index.md",
+    "item_names.md",
     "getting_started.md",
     "losses.md",
     "chips.md",

@@ -4,6 +4,8 @@ writing results, progress on stderr and plots to files."""
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import json
 import math
 import sys
@@ -16,10 +18,10 @@ import numpy as np
 
 from ..progress import fit_line
 from ..io.readers import HEADER_CHOICES as _HEADER_CHOICES
-from ..io.readers import InputError, escape_controls, read_labels, read_matrix, shown
+from ..io.readers import InputError, escape_controls, read_labels, read_matrix, read_matrix_named, shown
 from .arguments import ArgumentError
 
-__all__ = ["CLIError", "read_labels", "read_matrix"]
+__all__ = ["CLIError", "read_labels", "read_matrix", "read_named_labels"]
 
 # A user-facing error: printed as one line, exit status 1. The readers' errors are the same
 # class, so a bad input file and a bad option read alike.
@@ -57,6 +59,47 @@ def _load_draws(args: argparse.Namespace) -> Any:
     if key is not None and var is not None:
         raise ArgumentError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
     return read_draws(args.draws, key if var is None else var, header=getattr(args, "header", "auto"))
+
+
+def read_named_labels(path: str, *, several: bool = False, draws: Any = None) -> Any:
+    """A labels file: an ``item,label`` CSV (``estimate --with-names`` output, in any row order)
+    as :class:`salsox.io.NamedLabels`, matched to the draws' items by its item column; any other
+    layout as :func:`read_labels` reads it (positions). The item column is text; it is read as
+    integers when ``draws`` name their items by integers and every item parses as one."""
+    import csv
+
+    from ..io import NamedLabels
+
+    if path != "-" and Path(path).suffix.lower() not in (".npy", ".npz"):
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        lines = [line for line in text.splitlines() if line.strip()]
+        head = [f.strip().strip("'").lower() for f in next(csv.reader(lines[:1]))] if lines else []
+        if head in (["item", "label"], ["", "item", "label"]):
+            rows = list(csv.reader(lines[1:]))
+            if len(head) == 3:  # R's write.csv: a first column of row numbers
+                rows = [row[1:] for row in rows]
+            bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
+            if bad is not None:
+                raise CLIError(f"labels file {path}, line {bad + 2}: an item,label file has two fields a line")
+            items = [row[0].strip() for row in rows]
+            try:
+                labels = [int(row[1]) for row in rows]
+            except ValueError:
+                raise CLIError(f"labels file {path}: the label column must hold integers") from None
+            names = getattr(draws, "item_names", None)
+            if names is not None and all(isinstance(v, int) for v in names):
+                try:
+                    items = [int(v) for v in items]  # type: ignore[misc]
+                except ValueError:
+                    pass  # text that names no integer: refused by name when matched
+            try:
+                return NamedLabels(labels, items)
+            except ValueError as err:
+                raise CLIError(f"labels file {path}: {err}") from None
+    return read_labels(path, several=several)
 
 
 def _jsonable(x: Any) -> Any:
@@ -321,7 +364,7 @@ def _estimate_dict(est: Any, one_based: bool) -> Dict[str, Any]:
 def _estimate_or_labels(args: argparse.Namespace, draws: Any) -> Any:
     """Labels from --labels, or a fresh estimate; returns (labels, loss)."""
     if args.labels is not None:
-        return read_labels(args.labels), _resolve_loss(args)
+        return read_named_labels(args.labels, draws=draws), _resolve_loss(args)
     est = _search(args, draws)
     return est.labels, est.loss
 
@@ -535,6 +578,84 @@ def _add_search(p: argparse.ArgumentParser) -> None:
 def _add_jobs(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--jobs", "-j", type=_jobs, default=None, help="threads, or -1 (default): the CPUs the process may use"
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class DataTable:
+    """The --data file as the plots read a table: its values, column names (the header's, else
+    x0, x1, ...) and row names (a first column of names, else None: rows in item order)."""
+
+    values: np.ndarray
+    columns: List[str]
+    index: Optional[List[str]]
+
+    def to_numpy(self) -> np.ndarray:
+        return self.values
+
+
+def read_data(path: str) -> DataTable:
+    """The features of the items for --kind pairs, with the names the plots match and show."""
+    values, names = read_matrix_named(path, "data")
+    if values.ndim == 1:
+        values = values[:, None]
+    columns = list(names) if names is not None else [f"x{j}" for j in range(values.shape[1])]
+    return DataTable(values, columns, _row_names(path, values.shape[0], values.shape[1]))
+
+
+def _row_names(path: str, m: int, p: int) -> Optional[List[str]]:
+    """The first field of each data line when the reader dropped it as a column of row names
+    (each of the last ``m`` lines holds ``p + 1`` fields); None otherwise."""
+    if path == "-" or Path(path).suffix.lower() in (".npy", ".npz"):
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(lines) < m:
+        return None
+    delimiter = "," if "," in lines[0] else ("\t" if "\t" in lines[0] else None)
+    if delimiter is None:
+        fields = [line.split() for line in lines[-m:]]
+    else:
+        fields = [[f.strip() for f in row] for row in csv.reader(lines[-m:], delimiter=delimiter)]
+    if any(len(row) != p + 1 for row in fields):
+        return None
+    return [row[0].strip().strip("'") for row in fields]
+
+
+def _add_result_plot(p: argparse.ArgumentParser, what: str) -> None:
+    """--plot FILE, --data FILE and --dpi of a subcommand whose result has one plot."""
+    p.add_argument("--plot", metavar="FILE", help=f"save {what} (format from the extension)")
+    _add_data(p, "--plot")
+    p.add_argument(
+        "--dpi", type=_positive_int("--dpi", _MAX_DPI), default=100, help=f"resolution of --plot, 1 to {_MAX_DPI}"
+    )
+
+
+def _plot_result(draw: Callable[[], Any], path: str, dpi: int) -> None:
+    """Save the figure ``draw()`` returns (an Axes or a Figure) to ``path``, off screen."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: never open a window from the command line
+    import matplotlib.pyplot as plt
+
+    drawn = draw()
+    fig = getattr(drawn, "figure", drawn)
+    try:
+        _save_figure(fig, path, dpi)
+    finally:
+        plt.close(fig)
+
+
+def _add_data(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--data",
+        metavar="FILE",
+        help=f"features of the items (n x p) that {what} draws them at; a header names the axes, and a first "
+        "column of row names is matched to the draws' item names (by position, with a warning, when only one "
+        "side names them)",
     )
 
 

@@ -20,7 +20,7 @@ from .._validation import (
 )
 from .._cpus import usable_cpus
 from ..engine import Route, finite_losses
-from ..io import PSM, Draws
+from ..io import PSM, Draws, aligned
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..progress import ProgressBar, ProgressCallback, engine_callback
@@ -177,6 +177,9 @@ def salso(
     loss = get_loss(loss)
     truth = as_truth(draws, loss)
     n = truth.n_items
+    # Fixed items and warm starts are matched to the draws' items by name (salsox.io.item_index).
+    fixed = None if fixed is None else aligned(fixed, truth.item_names, n, "fixed")
+    initial = None if initial is None else aligned(initial, truth.item_names, n, "initial")
     c = check_arguments(
         truth, loss, max_clusters=max_clusters, n_runs=n_runs, max_zealous=max_zealous,
         prob_sequential=prob_sequential, prob_singletons=prob_singletons, max_scans=max_scans,

@@ -16,6 +16,8 @@ import math
 import numbers
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from .._validation import check_cost, check_int, check_max_clusters, check_seed
 from ..io import Draws
 from ..losses import VI, Binder, Loss, get_loss
@@ -73,6 +75,19 @@ class TuneResult:
     seed: int
     param: str = "a"
     value: float = math.nan
+
+    @property
+    def item_names(self) -> Optional[np.ndarray]:
+        """The items' names (the estimate's), or None when the draws had none."""
+        return self.estimate.item_names
+
+    def to_series(self, name: str = "cluster") -> Any:
+        """The estimate's labels by item name, as :meth:`Estimate.to_series`."""
+        return self.estimate.to_series(name)
+
+    def to_dataframe(self) -> Any:
+        """The estimate's table, as :meth:`Estimate.to_dataframe`."""
+        return self.estimate.to_dataframe()
 
     @property
     def r_a(self) -> Optional[float]:

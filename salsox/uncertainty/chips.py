@@ -20,7 +20,7 @@ from .. import _core
 from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
 from .._validation import check_max_clusters
 from ..engine import check_limit
-from ..io import Draws, as_draws, refuse_similarity
+from ..io import Draws, InItemOrder, as_draws, matched, pandas_index, refuse_similarity
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
@@ -167,8 +167,7 @@ class ChipsResult:
         return self.draws.item_names
 
     def _index(self, pd: Any) -> Any:
-        names = self.item_names
-        return pd.Index(names if names is not None else np.arange(self.draws.n_items), name="item")
+        return pandas_index(self.item_names, self.draws.n_items)
 
     def to_series(self, name: str = "cluster") -> Any:
         """Single mode: the sub-partition as a ``pandas.Series`` indexed by item name (by
@@ -299,7 +298,7 @@ class ChipsResult:
             float(probs[row]),
             n_runs=self.info["n_runs"] if n_runs is None else n_runs,
             path=False,
-            initial=self.labels[row],
+            initial=InItemOrder(self.labels[row]),
             n_jobs=self.info["n_jobs"] if n_jobs is None else n_jobs,
             seed=self.info["seed"] if seed is None else seed,
             complete=complete,
@@ -489,6 +488,9 @@ def chips(
     if all_candidates:
         use_path = False
     mode = "path" if use_path else ("all" if all_candidates else "single")
+    # A partial partition is matched to the draws' items by name (salsox.io.item_index).
+    if initial is not None:
+        initial = matched(initial, d.item_names, d.n_items, "initial")[0]
     start = _check_initial(initial, d.n_items)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
@@ -544,7 +546,7 @@ def chips(
                     f"max_clusters={max_clusters} is below the {k} clusters of the CHIPS sub-partition, which "
                     "its completion keeps: raise max_clusters (or the threshold), or pass complete=False"
                 )
-            completed = salso(d, completion[0], fixed=labels[0], **completion[1])
+            completed = salso(d, completion[0], fixed=InItemOrder(labels[0]), **completion[1])
         return ChipsResult(
             labels=labels[0],
             n_items=int(n_items[0]),

@@ -17,6 +17,7 @@ from ..._validation import byte_size, check_int, check_max_clusters, check_n_job
 from ...engine import check_limit
 from ...losses import VI
 from ...io import convert_foreign_named
+from ...io import aligned
 from ...io.draws import check_item_names
 from .contributions import draws_matrix
 from .draws import DrawSet, group_costs, unique_rows
@@ -165,7 +166,8 @@ def wasabi(
             f"n_particles={n_particles} is more than the {ds.n_unique} distinct partitions among the draws "
             "(each would be a particle at W = 0, the rest duplicates); ask for at most that many"
         )
-    given = None if isinstance(init, str) else fixed_particles(init, n_particles, n)
+    # Starting particles are matched to the draws' items by name (salsox.io.item_index).
+    given = None if isinstance(init, str) else fixed_particles(aligned(init, names, n, "init"), n_particles, n)
     # Starts at once: no more than the CPUs (more Python threads would only take turns on
     # them, each holding the GIL for its numpy steps); each start's engine calls share n_jobs.
     workers = min(jobs, n_starts, usable_cpus())
