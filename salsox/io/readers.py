@@ -402,12 +402,11 @@ def _layout(
         if not has_header and len(rows) > 1 and _r_quoted_names(first_line, rows[1][1], fields, delimiter):
             has_header = quoted_names = True
     if not has_header:
-        names = None
         if header == "auto" and comment is not None:
-            names = _comment_names(comment[1], delimiter, len(fields))
-        if names is not None and comment is not None:
-            _check_names(names, path, what, comment[0], 0)
-            return _Layout(comment[0], names, False, 0, None)
+            commented = _comment_names(comment[1], delimiter, len(fields))
+            if commented is not None:
+                _check_names(commented, path, what, comment[0], 0)
+                return _Layout(comment[0], commented, False, 0, None)
         warning = None
         if header == "auto" and len(rows) > 1 and _distinct_integers(fields):
             shown = ", ".join(fields) if len(fields) <= 6 else ", ".join(fields[:3] + ["..."] + fields[-1:])
