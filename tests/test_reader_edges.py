@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -378,13 +379,17 @@ def test_a_similarity_matrix_file_is_named_as_such(tmp_path: Path, capsys) -> No
 
 # --- issue 49: readers never drop or invent a draw ----------------------------------------------
 
-@pytest.fixture(params=["python", "pandas"])
+@pytest.fixture(params=["python", "pandas", "pandas in threads"])
 def parser(request, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each case read by the Python parser and by pandas' C parser (used from 1 MiB; here for
-    every size), which must give the same answer."""
-    if request.param == "pandas":
+    every size), in one thread and in segments of a line or two read side by side, which must
+    all give the same answer."""
+    if request.param.startswith("pandas"):
         pytest.importorskip("pandas")
         monkeypatch.setattr(readers, "_FAST_BYTES", 0)
+        if request.param.endswith("threads"):
+            monkeypatch.setattr(readers, "_SEGMENT_BYTES", 1)
+            monkeypatch.setattr(readers, "default_threads", lambda: 3)
     else:
         monkeypatch.setattr(readers, "_FAST_BYTES", 1 << 62)
     return request.param
@@ -613,13 +618,23 @@ AGREE = {
     "single quotes": ("'1',1,2,2\n1,1,2,3\n1,1,1,2\n", False),
     "form feed": ("1,1,2,2\n1,1,2,3\x0c\n1,1,1,2\n", False),
     "comment in the row names": ('"","a","b","c","d"\n"1",1,1,2,2\n#x,1,1,2,3\n"3",1,1,1,2\n', False),
+    "R write.csv, a longer line": ('"","a","b","c","d"\n"1",1,1,2,2\n"2",1,1,2,3,4\n"3",1,1,1,2\n', False),
+    "R write.csv, a shorter line": ('"","a","b","c","d"\n"1",1,1,2,2\n"2",1,1,2\n"3",1,1,1,2\n', False),
+    "R write.csv, both": ('"","a","b","c","d"\n"1",1,1,2,2,2\n"2",1,1,2\n"3",1,1,1,2\n', False),
+    "ragged": ("1,1,2,2\n1,1,2,3,3\n1,1,1,2\n", False),
     "line separator in the row names": ('"","a","b","c","d"\n"1",1,1,2,2\n"2\x1e",1,1,2,3\n"3",1,1,1,2\n', False),
 }
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("case", sorted(AGREE))
-def test_pandas_reads_what_the_python_parser_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+def test_pandas_reads_what_the_python_parser_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, threads: int
+) -> None:
     pytest.importorskip("pandas")
+    if threads > 1:  # segments of a line or two, read side by side
+        monkeypatch.setattr(readers, "_SEGMENT_BYTES", 1)
+        monkeypatch.setattr(readers, "default_threads", lambda: threads)
     text, fast = AGREE[case]
     name = "d.txt" if case.startswith(("whitespace", "R write.table")) else ("d.tsv" if case == "tsv" else "d.csv")
     path = tmp_path / name
@@ -641,3 +656,34 @@ def test_pandas_reads_what_the_python_parser_reads(tmp_path: Path, monkeypatch: 
         assert quick[0].tolist() == slow[0].tolist() and quick[1] == slow[1] and quick[2] == slow[2], case
     matrix, names = read_matrix_named(str(path))
     assert matrix.tolist() == slow[0].tolist() and names == slow[1]
+
+
+def test_ctrl_c_stops_the_threads_reading_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C while threads read the segments of a file: KeyboardInterrupt at once, and each
+    thread told to stop at its next chunk (none goes on reading a large file)."""
+    import _thread
+
+    monkeypatch.setattr(readers, "_SEGMENT_BYTES", 1)
+    monkeypatch.setattr(readers, "default_threads", lambda: 2)
+    stopped = []
+
+    def slow_read(data, stop: threading.Event):
+        deadline = time.monotonic() + 10
+        while not stop.is_set() and time.monotonic() < deadline:  # a chunk at a time
+            time.sleep(0.01)
+        stopped.append(stop.is_set())
+        return None
+
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            readers._in_segments(b"1,2\n" * 100, 0, slow_read)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 2.0
+    deadline = time.monotonic() + 5
+    while len(stopped) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stopped == [True, True]

@@ -10,13 +10,16 @@ import codecs
 import csv
 import io
 import sys
+import threading
 import unicodedata
 import zipfile
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from .._cpus import default_threads
 from .._validation import is_bookkeeping
 from .._warnings import warn_at_caller
 
@@ -609,45 +612,114 @@ def _read_text_fast(
     if layout.drop_first_column and any(raw.find(c, offset) >= 0 for c in (b"#", b"\x00", b"\x1c", b"\x1d", b"\x1e")):
         return None
     width = len(_split(line, delimiter))
-    stream = io.BytesIO(raw)  # shares raw's bytes, no copy
-    stream.seek(offset)
-    parts: List[np.ndarray] = []
-    try:
-        with pd.read_csv(
-            stream,
-            sep=delimiter if delimiter is not None else r"\s+",
-            header=None,
-            index_col=False,
-            quoting=csv.QUOTE_NONE,
-            na_filter=False,
-            skip_blank_lines=True,
-            engine="c",
-            chunksize=max(1, _CHUNK_BYTES // max(1, len(line))),
-        ) as chunks:
-            for chunk in chunks:  # a few MB at a time: cache-friendly, and Ctrl-C between them
-                part = _fast_part(chunk, width, layout.drop_first_column, what)
-                if part is None:
-                    return None
-                parts.append(part)
-    except (ValueError, OverflowError, TypeError):
-        return None  # ragged lines (pandas' ParserError), ...: the Python parser names them
+    # R's row names are never parsed (as strings they would cost more than the labels). pandas
+    # then reads a longer line's first fields only: a count of the delimiters finds it.
+    skip_names = layout.drop_first_column and delimiter is not None and width > 1
+    options = dict(
+        sep=delimiter if delimiter is not None else r"\s+",
+        header=None,
+        index_col=False,
+        usecols=range(1, width) if skip_names else None,
+        quoting=csv.QUOTE_NONE,
+        na_filter=False,
+        skip_blank_lines=True,
+        engine="c",
+        chunksize=max(1, _CHUNK_BYTES // max(1, len(line))),
+    )
+    columns = width - 1 if skip_names else width
+    drop = layout.drop_first_column and not skip_names
+    read = _in_segments(raw, offset, lambda part, stop: _pandas_rows(pd, part, options, columns, drop, what, stop))
+    if read is None:
+        return None
+    parts, rows_read = read
     if not parts:
         return None
+    if skip_names and delimiter is not None and raw.count(delimiter.encode("ascii"), offset) != rows_read * (width - 1):
+        return None  # a line with more fields (a shorter one leaves an empty field: a string column)
     matrix = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if matrix.dtype.kind == "f" and np.max(np.abs(matrix)) >= 2.0**53:
+        return None  # integers of one chunk made floats by another's: the Python parser's values
     _check_width(matrix, layout, path, what)
     return matrix, layout.names, layout.warning
 
 
-def _fast_part(chunk: Any, width: int, drop_first_column: bool, what: str) -> Optional[np.ndarray]:
+_Rows = Tuple[List[np.ndarray], int]
+
+
+def _pandas_rows(
+    pd: Any, data: Any, options: Dict[str, Any], columns: int, drop: bool, what: str, stop: threading.Event
+) -> Optional[_Rows]:
+    """The rows of ``data`` (a stream) read by pandas in chunks of a few MB, each as
+    :func:`_fast_part` makes it, and how many; None when a chunk could read otherwise in the
+    Python parser, or when ``stop`` is set (checked between chunks)."""
+    parts: List[np.ndarray] = []
+    rows = 0
+    try:
+        with pd.read_csv(data, **options) as chunks:
+            for chunk in chunks:  # cache-friendly, and a Ctrl-C (stop) answered between them
+                if stop.is_set() or chunk.shape[1] != columns:
+                    return None
+                part = _fast_part(chunk.iloc[:, 1:] if drop else chunk, what)
+                if part is None:
+                    return None
+                parts.append(part)
+                rows += part.shape[0]
+    except pd.errors.EmptyDataError:
+        return [], 0  # blank lines only (a segment may hold no more)
+    except (ValueError, OverflowError, TypeError):
+        return None  # ragged lines (pandas' ParserError), ...: the Python parser names them
+    return parts, rows
+
+
+def _in_segments(
+    raw: bytes, offset: int, read: Callable[[Any, threading.Event], Optional[_Rows]]
+) -> Optional[_Rows]:
+    """``read`` over ``raw[offset:]``, cut at line ends into segments of at least
+    ``_SEGMENT_BYTES`` read side by side by the default number of threads (pandas' C parser
+    releases the GIL while it tokenises and converts); the rows in the file's order, or None
+    when a segment gives None. Ctrl-C stops every segment at its next chunk."""
+    size = len(raw) - offset
+    threads = min(default_threads(), max(1, size // _SEGMENT_BYTES), _MAX_SEGMENTS)
+    stop = threading.Event()
+    if threads <= 1:
+        stream = io.BytesIO(raw)  # shares raw's bytes, no copy
+        stream.seek(offset)
+        return read(stream, stop)
+    cuts = [offset]
+    for k in range(1, threads):
+        cut = raw.find(b"\n", offset + k * size // threads) + 1
+        if cut > cuts[-1]:
+            cuts.append(cut)
+    cuts.append(len(raw))
+    segments = [raw[lo:hi] for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+    pool = ThreadPoolExecutor(max_workers=len(segments), thread_name_prefix="salsox-read")
+    try:
+        futures = [pool.submit(read, io.BytesIO(segment), stop) for segment in segments]
+        del segments
+        while wait(futures, timeout=0.05).not_done:
+            pass  # short waits: a Ctrl-C lands here promptly, whichever thread the signal reached
+        results = [future.result() for future in futures]
+    except BaseException:  # Ctrl-C: the workers stop at their next chunk; nothing waits for them
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    parts: List[np.ndarray] = []
+    rows = 0
+    for result in results:
+        if result is None:
+            return None
+        parts.extend(result[0])
+        rows += result[1]
+    return parts, rows
+
+
+def _fast_part(chunk: Any, what: str) -> Optional[np.ndarray]:
     """One chunk of pandas' rows as the Python parser would read them, or None when it could
     differ: a column that is not all numbers, a missing or non-integral label, a value beyond
     2**53 in a float column (the Python parser keeps such integers exact). Draws come in C
     order and the narrowest integer type holding them (the engine reads them so, at a
     quarter of the cost of the copy of int64); other matrices keep int64."""
-    if chunk.shape[1] != width:
-        return None
-    if drop_first_column:
-        chunk = chunk.iloc[:, 1:]
     if chunk.shape[1] == 0 or not all(dtype in _FAST_DTYPES for dtype in chunk.dtypes):
         return None
     matrix = chunk.to_numpy()
@@ -669,6 +741,8 @@ def _fast_part(chunk: Any, width: int, drop_first_column: bool, what: str) -> Op
 _FAST_DTYPES = (np.dtype(np.int64), np.dtype(np.float64))
 _NARROW = (np.int8, np.int16, np.int32, np.int64)
 _CHUNK_BYTES = 4 << 20  # text parsed at once by pandas
+_SEGMENT_BYTES = 8 << 20  # the least text a thread reads
+_MAX_SEGMENTS = 8
 
 
 def _drop_trailing_delimiters(rows: List[Tuple[int, str]], delimiter: Optional[str]) -> List[Tuple[int, str]]:
