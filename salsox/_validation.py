@@ -234,6 +234,13 @@ def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np
             arr = np.array(arr.tolist())
         except (ValueError, TypeError, OverflowError):
             arr = np.empty(0, dtype=object)  # ragged: refused below
+        if arr.dtype == object and arr.size and _all_python_integers(arr):
+            beyond = max(arr.ravel().tolist(), key=abs)
+            raise ValueError(
+                f"{name} contains integer labels beyond the 64-bit range (e.g. {beyond}); only which items share "
+                "a label matters, so relabel them first, e.g. np.unique(np.asarray(labels, dtype=object), "
+                "return_inverse=True)[1]"
+            )
         if arr.dtype == object or arr.dtype.kind not in "biuf":
             raise ValueError(
                 f"{name} must be a rectangular array of integer labels (got ragged or non-numeric input)"
@@ -264,6 +271,12 @@ def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np
             raise ValueError(f"{name} contains labels too large to represent exactly")
         return arr.astype(np.int64)
     raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+
+
+def _all_python_integers(arr: np.ndarray) -> bool:
+    """Whether every element of an object array is an integer (not a bool): numpy keeps such
+    an array as objects only when some integer is beyond the 64-bit range."""
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in arr.ravel().tolist())
 
 
 def as_label_matrix(x: Any, name: str, n: Optional[int] = None) -> tuple[np.ndarray, bool]:

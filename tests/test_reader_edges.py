@@ -687,3 +687,29 @@ def test_ctrl_c_stops_the_threads_reading_a_file(monkeypatch: pytest.MonkeyPatch
     while len(stopped) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert stopped == [True, True]
+
+
+# --- issue 49's late checks: messages that say what is wrong and what to do ---------------------
+
+
+@pytest.mark.parametrize("huge", [2**70, -(2**70), 2**64 + 5])
+def test_integer_labels_beyond_64_bits_are_named_as_such(huge: int) -> None:
+    for given in ([[huge, 1, 1], [1, 1, 2]], np.array([[huge, 1, 1], [1, 1, 2]], dtype=object)):
+        with pytest.raises(ValueError, match=r"draws contains integer labels beyond the 64-bit range") as err:
+            salsox.Draws(given)
+        assert str(huge) in str(err.value) and "ragged" not in str(err.value)
+    # the relabelling the message suggests is accepted, with the same partition
+    given = np.array([[huge, 1, 1], [1, 1, 2]], dtype=object)
+    relabelled = np.unique(given, return_inverse=True)[1].reshape(given.shape)
+    np.testing.assert_array_equal(salsox.psm(relabelled), salsox.psm([[0, 1, 1], [1, 1, 2]]))
+    with pytest.raises(ValueError, match="ragged or non-numeric"):
+        salsox.Draws(np.array([[huge, "a", 1]], dtype=object))
+
+
+def test_more_than_65536_clusters_in_draws_says_what_takes_them() -> None:
+    many = np.arange(65_537)
+    with pytest.raises(ValueError, match="65536 clusters per draw are supported") as err:
+        salsox.Draws(many[None, :])
+    assert "partition_loss(estimate, truth, loss)" in str(err.value) and "1-D" in str(err.value)
+    # and what it says works
+    assert float(salsox.partition_loss(many % 3, many, "VI")) > 0
