@@ -713,3 +713,13 @@ def test_more_than_65536_clusters_in_draws_says_what_takes_them() -> None:
     assert "partition_loss(estimate, truth, loss)" in str(err.value) and "1-D" in str(err.value)
     # and what it says works
     assert float(salsox.partition_loss(many % 3, many, "VI")) > 0
+
+
+def test_a_features_file_warns_only_for_pandas_column_numbers(tmp_path: Path) -> None:
+    """--data holds any numbers: a first row of distinct integers (coordinates, say) is data
+    without a warning; pandas' 0,1,...,w-1 is data with one."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_matrix(write(tmp_path, "x.csv", "3,7\n0.5,1\n2,3\n"), "data").shape == (3, 2)
+    with pytest.warns(salsox.SalsoxWarning, match="a row of data"):
+        assert read_matrix(write(tmp_path, "y.csv", "0,1\n0.5,1\n2,3\n"), "data").shape == (3, 2)

@@ -411,12 +411,15 @@ def _layout(
                 _check_names(commented, path, what, comment[0], 0)
                 return _Layout(comment[0], commented, False, 0, None)
         warning = None
-        if header == "auto" and len(rows) > 1 and _distinct_integers(fields):
+        # Features (--data) are any numbers: only pandas' own column numbers are worth a warning.
+        ambiguous = _is_positions(fields) if what == "data" else _distinct_integers(fields)
+        if header == "auto" and len(rows) > 1 and len(fields) > 1 and ambiguous:
             shown = ", ".join(fields) if len(fields) <= 6 else ", ".join(fields[:3] + ["..."] + fields[-1:])
+            row = "a draw with every item in a cluster of its own" if what == "draws" else f"a row of {what}"
             warning = (
                 f"{_shown(path)}: line {first_number} ({shown}) could be a header of column numbers, as pandas' "
-                "to_csv writes 0, 1, ..., n-1, or a draw with every item in a cluster of its own: it is read as "
-                "a draw; pass header=True (--header yes) if it is a header"
+                f"to_csv writes 0, 1, ..., n-1, or {row}: it is read as {row.split(' with ')[0]}; pass "
+                "header=True (--header yes) if it is a header"
             )
         return _Layout(None, None, False, 0, warning)
     if len(rows) == 1:
@@ -570,8 +573,12 @@ def _read_text_fast(
     that is not a number makes it a string column). Its int64 parser takes ASCII digits with
     a sign and blanks around; its float parser the ASCII decimal notation and ``inf``. The
     bytes it would read differently (vertical tab and form feed, which it takes as blanks
-    where Python starts a new line; ``#`` and the other line separators in a column of row
-    names, which it never parses) send the file to the Python parser.
+    where Python starts a new line; ``#``, NUL and the other line separators in a column of
+    row names, which it never parses) send the file to the Python parser; so does a float
+    beyond 2**53 (the Python parser keeps exact the integers of a line without floats). A
+    column of row names is skipped unparsed, a count of the delimiters standing in for
+    pandas' check of the number of fields. Files of several segments (``_SEGMENT_BYTES``)
+    are read by the default number of threads, each segment starting at a line.
     """
     if len(raw) < _FAST_BYTES:
         return None
