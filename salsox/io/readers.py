@@ -351,8 +351,8 @@ def _r_quoted_names(first: str, second: str, fields: List[str], delimiter: Optio
 
 def _comment_names(line: str, delimiter: Optional[str], width: int) -> Optional[List[str]]:
     """The names of a header written as a comment (``# a,b,c``, as ``np.savetxt(header=...)``
-    writes) just above the first line of numbers: as many fields as that line, at least one
-    of them a name, no name twice. None when the comment is not such a header."""
+    writes) just above the first line of numbers: as many fields as that line, more names
+    than numbers, no name twice. None when the comment is not such a header (prose, say)."""
     text = line.lstrip().lstrip("#").strip()
     if not text:
         return None
