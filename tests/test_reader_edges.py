@@ -723,3 +723,15 @@ def test_a_features_file_warns_only_for_pandas_column_numbers(tmp_path: Path) ->
         assert read_matrix(write(tmp_path, "x.csv", "3,7\n0.5,1\n2,3\n"), "data").shape == (3, 2)
     with pytest.warns(salsox.SalsoxWarning, match="a row of data"):
         assert read_matrix(write(tmp_path, "y.csv", "0,1\n0.5,1\n2,3\n"), "data").shape == (3, 2)
+
+
+def test_without_pandas_the_python_parser_reads_a_large_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    draws = np.random.default_rng(1).integers(0, 9, size=(2700, 200))
+    path = tmp_path / "big.csv"
+    np.savetxt(path, draws, fmt="%d", delimiter=",", header=",".join(f"i{j}" for j in range(200)), comments="")
+    assert path.stat().st_size > readers._FAST_BYTES
+    with_pandas = read_matrix_named(str(path))
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas: ImportError
+    assert readers._read_text_fast(path.read_bytes(), str(path), "draws", ",", "auto") is None
+    without = read_matrix_named(str(path))
+    assert without[0].tolist() == with_pandas[0].tolist() == draws.tolist() and without[1] == with_pandas[1]
