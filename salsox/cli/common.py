@@ -520,8 +520,9 @@ def _add_draws(p: argparse.ArgumentParser) -> None:
         "--header",
         choices=_HEADER_CHOICES,
         default="auto",
-        help="whether a text draws file starts with a header line (default auto: a line of column "
-        "names, or 0,1,...,n-1 as pandas writes)",
+        help="whether a text draws file starts with a header line (default auto: a line that cannot be a "
+        "draw, mostly names; a line of distinct integers such as pandas' 0,1,...,n-1 is read as a draw "
+        "with a warning: --header yes for a header)",
     )
 
 

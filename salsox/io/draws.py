@@ -110,7 +110,14 @@ class Draws:
         try:
             return _core.CompactDraws(arr)
         except ValueError as err:
-            raise ValueError(f"draws: {err}") from None
+            hint = ""
+            if "clusters per draw" in str(err):
+                hint = (
+                    ". Between two partitions, pass each as a 1-D array of labels: partition_loss(estimate, "
+                    "truth, loss), RI and ARI take any number of clusters; salso and the other summaries of "
+                    "draws need every draw within 65536 clusters"
+                )
+            raise ValueError(f"draws: {err}{hint}") from None
 
     @property
     def item_names(self) -> Optional[np.ndarray]:

@@ -106,7 +106,7 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         return truth
     if isinstance(truth, Draws):
         return truth
-    if is_labels_like(truth):  # one partition that names its items: an Estimate, a Series, a dict
+    if name == "truth" and is_labels_like(truth):  # partition_loss's one named partition (Series, dict...)
         values, names = labels_and_names(truth, name)
         return Draws(as_integer_array(values, name).reshape(1, -1), item_names=names)
     # xarray DataArray / ArviZ InferenceData (optional); their item names, or a DataFrame's, are kept
