@@ -263,7 +263,7 @@ PYBIND11_MODULE(_core, m) {
         "Whether this is a child forked after the engine used threads (it then uses one).");
   m.def("simd_path", [] { return std::string(simd_name(EngineOptions::from_env().simd)); },
         "The instruction set the omARI and entropy scores use now: SALSOX_SIMD if set (ValueError when\n"
-        "the CPU cannot run it), else the widest this CPU supports (baseline, avx2 or avx512).");
+        "the CPU cannot run it), else the widest this CPU supports (baseline or avx2).");
   m.def("simd_paths", [] {
     std::vector<std::string> out;
     for (SimdPath p : salsox::simd_paths()) out.emplace_back(simd_name(p));

@@ -413,6 +413,35 @@ class CountTable {
   std::int64_t snap_stride_ = 0, snap_m_ = 0;
 };
 
+// How sum_draw_rows visits a row's cells: every one, or only the nonzero ones (where g(0) is +-0,
+// so that adding a zero cell's term to a sum from +0 changes no bit), found one by one or, for
+// 8 to 64 slots, as a bit mask (CountTable::for_each_nonzero).
+enum class Cells { All, Nonzero, NonzeroMask };
+
+// Sums a draw's table rows, the loop every from-scratch sum shares (the losses' expected loss and
+// running sums): for each of `rows` rows row_at(r), r in order, cell(x) for its cells x in slot
+// order, then row_done(r, s) with the row's count s. One loop, so that they all add in one order.
+template <Cells V, class Label, class Count, class RowAt, class Cell, class RowDone>
+SALSOX_INLINE inline void sum_draw_rows(std::int64_t rows, std::int32_t q, RowAt row_at, Cell cell, RowDone row_done) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const Count* row = row_at(r);
+    std::int64_t s = 0;
+    if constexpr (V == Cells::NonzeroMask) {
+      CountTable<Label, Count>::for_each_nonzero(row, q, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+        s += row[k];
+        cell(row[k]);
+      });
+    } else {
+      for (std::int32_t k = 0; k < q; ++k) {
+        s += row[k];
+        if (V == Cells::Nonzero && row[k] == 0) continue;
+        cell(row[k]);
+      }
+    }
+    row_done(r, s);
+  }
+}
+
 #if SALSOX_SIMD_X86
 // Four counts of a row as 32-bit integers, and as doubles (counts are below 2^31).
 template <class Count>

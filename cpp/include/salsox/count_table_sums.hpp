@@ -39,17 +39,13 @@ inline double CountTableState<Label, Count>::expected_loss() const {
   double E = 0.0;
   for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]];
   const double* g_cell = loss_.g_cell.data();
-  const auto draw_loss = [this, E, g_cell](std::int64_t h) SALSOX_INLINE {
+  const double* g_draw = loss_.g_draw.data();
+  const auto draw_loss = [this, E, g_cell, g_draw](std::int64_t h) SALSOX_INLINE {
     double D = 0.0, J = 0.0;
-    for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-      const Count* row = cnt_ + (d_.base[h] + l) * stride_;
-      std::int64_t s = 0;
-      for (std::int32_t k = 0; k < q_; ++k) {
-        s += row[k];
-        J += g_cell[row[k]];
-      }
-      D += loss_.g_draw[s];
-    }
+    const Count* rows = cnt_ + d_.base[h] * stride_;
+    sum_draw_rows<Cells::All, Label, Count>(
+        d_.k[h], q_, [&](std::int64_t l) SALSOX_INLINE { return rows + l * stride_; },
+        [&](Count x) SALSOX_INLINE { J += g_cell[x]; }, [&](std::int64_t, std::int64_t s) SALSOX_INLINE { D += g_draw[s]; });
     return loss_.combine(static_cast<double>(m_), D, E, J);
   };
   double total = 0.0;
@@ -74,13 +70,17 @@ inline double CountTableState<Label, Count>::fresh_est_sum() const {
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::fresh_draw_sums(std::int64_t h, double& D, double& J) const {
   const double g_draw0 = loss_.g_draw[0], g_cell0 = loss_.g_cell[0];
-  D = 0.0;
-  J = 0.0;
-  for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-    const Count* row = cnt_ + (d_.base[h] + l) * stride_;
-    D += loss_.g_draw[row[cap_]] - g_draw0;
-    for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
-  }
+  const double* g_draw = loss_.g_draw.data();
+  const double* g_cell = loss_.g_cell.data();
+  const Count* rows = cnt_ + d_.base[h] * stride_;
+  double d = 0.0, j = 0.0;
+  // A row's count is its allocated items (column cap_), whatever the slots it is read over.
+  sum_draw_rows<Cells::All, Label, Count>(
+      d_.k[h], q_, [&](std::int64_t l) SALSOX_INLINE { return rows + l * stride_; },
+      [&](Count x) SALSOX_INLINE { j += g_cell[x] - g_cell0; },
+      [&](std::int64_t l, std::int64_t) SALSOX_INLINE { d += g_draw[rows[l * stride_ + cap_]] - g_draw0; });
+  D = d;
+  J = j;
 }
 
 }  // namespace salsox
