@@ -46,6 +46,7 @@ class CellSumScorer : public TableScorer<Label, Count> {
   static constexpr std::int32_t kBinderLanes = 8;
 
   const CountLoss& loss_;
+  const bool binder_unrolled_;  // EngineOptions::binder_unrolled
   std::vector<double> acc_;
   std::vector<std::int64_t> acc_int_, part_int_;
   // dcell in units of 2^-cell_shift_ (see fix_cell_table).
@@ -62,7 +63,7 @@ class CellSumScorer : public TableScorer<Label, Count> {
 
 template <class Label, class Count>
 CellSumScorer<Label, Count>::CellSumScorer(const typename Base::State& state, const EngineOptions& opts)
-    : Base(state, opts), loss_(state.loss()) {
+    : Base(state, opts), loss_(state.loss()), binder_unrolled_(opts.binder_unrolled) {
   const std::int32_t kd = state.max_clusters();
   acc_.assign(kd + 1 + kSimdPad, 0.0);
   acc_int_.assign(kd + 1, 0);
@@ -95,7 +96,7 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
     std::int64_t* acc = part + c * pw;
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
     std::int64_t h = block_begin(c + 1, chunks) - 1;
-    if (q <= kBinderLanes) {
+    if (binder_unrolled_ && q <= kBinderLanes) {
       // Eight slots' sums in registers. Counts past q are read (inside the row, or the next rows
       // and the table's spare line) and dropped.
       std::int64_t a[kBinderLanes] = {};
@@ -108,7 +109,7 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
     }
     std::fill(acc, acc + q, 0);
     // Four draws per step: one add to memory per slot instead of four.
-    for (; h >= lo + 3; h -= 4) {
+    for (; binder_unrolled_ && h >= lo + 3; h -= 4) {
       const Count* r0 = cnt + (base[h] + lab[h]) * stride;
       const Count* r1 = cnt + (base[h - 1] + lab[h - 1]) * stride;
       const Count* r2 = cnt + (base[h - 2] + lab[h - 2]) * stride;

@@ -1,6 +1,6 @@
 // The engine's settings: every optional path a search may take, read from the environment once
-// per search (from_env), for tests and measurements: the searches give the same bits whatever
-// they are. A value not allowed is an error (std::invalid_argument) naming the variable.
+// per search (from_env) unless the caller passes them (tests: _core.EngineOptions), for tests and
+// measurements: the searches give the same bits whatever they are. A value not allowed is an error (std::invalid_argument) naming the variable.
 #pragma once
 #include <cstdlib>
 #include <stdexcept>
@@ -19,6 +19,10 @@ struct EngineOptions {
   // SALSOX_CELL_LANES=off: NVI's and NID's scores visit only the nonzero cells instead of taking
   // every slot as a SIMD lane (entropy_scorer.hpp).
   bool cell_lanes = true;
+  // Binder's count-table scores: up to eight slots' sums in registers, more slots four draws a
+  // step; false: one draw at a time, every sum in memory (the portable loop they are tested
+  // against). No environment variable: only a test sets it, through this struct.
+  bool binder_unrolled = true;
 
   // The settings the environment gives. `strict`: a value it cannot honour throws (the entry
   // points read it so, before any thread starts); otherwise that setting keeps its default.
