@@ -172,7 +172,7 @@ MUTANTS: List[Mutant] = [
         "scan-ignores-own-slot",
         "a scan scores an allocated item as if it were not in its own cluster already",
         TABLE,
-        "void score_move(std::int64_t i, double* out) { scorer_->score(i, est_[i], out); }",
+        "void score_move(std::int64_t i, double* out) { scorer_->score(i, label(i), out); }",
         "void score_move(std::int64_t i, double* out) { scorer_->score(i, -1, out); }",
     ),
     Mutant(
