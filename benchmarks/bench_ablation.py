@@ -13,7 +13,6 @@ least one row to stay, see docs/performance.md).
 The paths and the setting that turns each off (environment variables of the engine, read once
 per search into its options, cpp/include/salsox/options.hpp):
 
-- ``avx512``: the AVX-512 kernels (``SALSOX_SIMD=avx2``), where the CPU has them;
 - ``avx2``: the AVX2 kernels against the portable ones (``SALSOX_SIMD=baseline`` against
   ``SALSOX_SIMD=avx2``);
 - each entry of ``SWITCHES`` below (``--paths`` picks some).
@@ -40,7 +39,6 @@ from _common import DATASETS, load_draws, loss_of, print_table, reference_rows, 
 # compared with). Empty dicts mean the defaults.
 Setting = Dict[str, str]
 SIMD_PATHS: Dict[str, Tuple[Setting, Setting]] = {
-    "avx512": ({"SALSOX_SIMD": "avx2"}, {}),
     "avx2": ({"SALSOX_SIMD": "baseline"}, {"SALSOX_SIMD": "avx2"}),
 }
 SWITCHES: Dict[str, Tuple[Setting, Setting]] = {

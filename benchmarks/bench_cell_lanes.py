@@ -1,18 +1,16 @@
 """Slots as SIMD lanes (issue 15): count-table searches with and without them, on the shared draws.
 
-On the AVX-512 path, VI's, ID's and the tabulated losses' cell sums over 5 to 32 slots take
-every slot as a lane (``cell_lanes.hpp``), and on the AVX2 and AVX-512 paths NVI's and NID's
-scores take up to 32 slots as lanes (``entropy_scorer.hpp``). The searches are the same bit for
-bit either way (tests/test_engine_simd.py), which this script checks again on the full draws;
-``SALSOX_CELL_LANES=off`` turns the lanes off, which is how it times both. On a CPU without
-AVX-512 the cell sums have no lanes, and their rows time the same code twice.
+On the AVX2 path NVI's and NID's scores take up to 32 slots as lanes (``entropy_scorer.hpp``).
+The searches are the same bit for bit either way (tests/test_engine_simd.py), which this script
+checks again on the full draws; ``SALSOX_CELL_LANES=off`` turns the lanes off, which is how it
+times both.
 
 For every dataset and row of ``r_salso.csv`` it times the default 16-run search on one thread
 (wall seconds), with and without the lanes in turn, ``--repeat`` times, keeping the fastest of
 each, and prints the ratio off/on (above 1: the lanes are faster) and the estimate's clusters.
 
-    python benchmarks/bench_cell_lanes.py                       # VI, VI(a=2/3), ID, NVI, NID everywhere
-    python benchmarks/bench_cell_lanes.py --datasets iris --losses VI --repeat 5
+    python benchmarks/bench_cell_lanes.py                       # NVI, NID everywhere
+    python benchmarks/bench_cell_lanes.py --datasets iris --losses NVI --repeat 5
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from typing import List, Optional
 
 from _common import engine_setting_main
 
-LOSSES = ("VI", "VI_a2_3", "ID", "NVI", "NID")  # row names of r_salso.csv whose scores take lanes
+LOSSES = ("NVI", "NID")  # row names of r_salso.csv whose scores take lanes
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -4,8 +4,8 @@ A slot's cell sum for an item reads only that slot's column of the item's rows, 
 keeps it from one score of the item to the next while the column is unchanged, and recomputes
 only the slots that changed. Every recomputed sum is taken in the same order, so the cache must
 not change a single bit of any run: these tests run the same searches with it on and off
-(SALSOX_CELL_CACHE=off) and compare every run. A stale sum (a table change that did not mark
-its column) would send a run elsewhere.
+(EngineOptions.cell_cache, which SALSOX_CELL_CACHE=off also sets) and compare every run. A stale
+sum (a table change that did not mark its column) would send a run elsewhere.
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ def _loss(kind: str, n: int) -> Any:
     return _core.CountLoss.builtin(kind, 1.0, 1.0, n)
 
 
+def _cache(on: bool) -> Any:
+    """The engine's settings with the cache on or off (the options struct, not the environment)."""
+    engine = _core.EngineOptions()
+    engine.cell_cache = on
+    return engine
+
+
 def _record(x: np.ndarray, kind: str, max_clusters: int, n_runs: int, seed: int, n_jobs: int = 1,
             **extra: Any) -> List[Dict[str, Any]]:
     draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
@@ -68,19 +75,18 @@ PROBLEMS = {
 
 @pytest.mark.parametrize("kind", ["VI", "VI(1, 0.5)", "ID", "tabulated"])
 @pytest.mark.parametrize("problem", sorted(PROBLEMS))
-def test_cached_cell_sums_give_the_same_runs(kind: str, problem: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_cell_sums_give_the_same_runs(kind: str, problem: str) -> None:
     x, cap, runs = PROBLEMS[problem]()
     found = {}
-    for setting in ("off", "auto"):
-        monkeypatch.setenv("SALSOX_CELL_CACHE", setting)
-        found[setting] = _record(x, kind, cap, runs, seed=11)
-    assert found["auto"] == found["off"]
+    for on in (False, True):
+        found[on] = _record(x, kind, cap, runs, seed=11, engine=_cache(on))
+    assert found[True] == found[False]
     # Zealous updates were tried and some accepted, so the snapshot and undo paths ran.
-    assert sum(r["zealous_attempts"] for r in found["auto"][:-1]) > 0
+    assert sum(r["zealous_attempts"] for r in found[True][:-1]) > 0
 
 
 @pytest.mark.parametrize("kind", ["VI", "ID"])
-def test_cached_cell_sums_with_threads_in_the_run_and_warm_starts(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_cell_sums_with_threads_in_the_run_and_warm_starts(kind: str) -> None:
     # One run with a helping thread (galaxy's 1,200 draws are shared between threads), and runs
     # from given starts with some items fixed (their clusters are never dissolved).
     x = np.asarray(load_draws("galaxy")[:1200])
@@ -92,11 +98,11 @@ def test_cached_cell_sums_with_threads_in_the_run_and_warm_starts(kind: str, mon
     initial[:, :6] = fixed[:6]
     used = np.array([True, False, True])  # the second run starts as usual
     found = {}
-    for setting in ("off", "auto"):
-        monkeypatch.setenv("SALSOX_CELL_CACHE", setting)
-        found[setting] = (_record(x, kind, 20, 1, seed=3, n_jobs=2),
-                          _record(x, kind, 20, 3, seed=3, initial=initial, initial_used=used, fixed=fixed))
-    assert found["auto"] == found["off"]
+    for on in (False, True):
+        found[on] = (_record(x, kind, 20, 1, seed=3, n_jobs=2, engine=_cache(on)),
+                     _record(x, kind, 20, 3, seed=3, initial=initial, initial_used=used, fixed=fixed,
+                             engine=_cache(on)))
+    assert found[True] == found[False]
 
 
 def test_cell_cache_is_counted_in_the_memory_estimate_and_a_bad_setting_is_a_value_error(

@@ -1,6 +1,7 @@
 """The engine's SIMD paths and table layout (issue 15): every instruction-set path this CPU can
 run gives the same bits, SALSOX_SIMD forces a path or fails clearly, and count tables that
-grow with the clusters in use keep the counts right.
+grow with the clusters in use keep the counts right. The tests that compare paths force each
+one through the options struct (_core.EngineOptions, the engine= argument), not the environment.
 
 The paths are compared run by run through the engine call (each run's expected loss as
 float.hex, its labels, scans and zealous counts), so that a difference in any score, not
@@ -32,11 +33,20 @@ def _random_draws(seed: int, H: int = 120, n: int = 40, k: int = 12) -> np.ndarr
     return draws.astype(np.int32)
 
 
+def _engine(**settings: Any) -> Any:
+    """The engine's settings with some paths forced (the options struct, not the environment)."""
+    engine = _core.EngineOptions()
+    for name, value in settings.items():
+        setattr(engine, name, value)
+    return engine
+
+
 def _record(x: np.ndarray, kind: str, max_clusters: int, n_runs: int, seed: int,
-            n_jobs: int = 1) -> List[Dict[str, Any]]:
+            n_jobs: int = 1, engine: Any = None) -> List[Dict[str, Any]]:
     draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
     loss = _core.CountLoss.builtin(kind, 1.0, 1.0, draws.n)
-    raw = _core.salso_counts(draws, loss, max_clusters, n_runs, seed=seed, **{**OPTIONS, "n_jobs": n_jobs})
+    raw = _core.salso_counts(draws, loss, max_clusters, n_runs, seed=seed, engine=engine,
+                             **{**OPTIONS, "n_jobs": n_jobs})
     runs = [{key: (float(v).hex() if key == "loss" else v) for key, v in r.items() if key not in ("seconds", "threads")}
             for r in raw["runs"]]
     return runs + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
@@ -45,7 +55,7 @@ def _record(x: np.ndarray, kind: str, max_clusters: int, n_runs: int, seed: int,
 def test_paths_are_listed_and_the_default_is_the_widest(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SALSOX_SIMD", raising=False)
     paths = _core.simd_paths()
-    assert paths[0] == "baseline" and set(paths) <= {"baseline", "avx2", "avx512"}
+    assert paths[0] == "baseline" and set(paths) <= {"baseline", "avx2"}
     assert _core.simd_path() == paths[-1]
     for path in paths:
         monkeypatch.setenv("SALSOX_SIMD", path)
@@ -56,7 +66,8 @@ def test_a_path_that_cannot_run_is_a_value_error(monkeypatch: pytest.MonkeyPatch
     x = _random_draws(0, H=10, n=12)
     draws = _core.CompactDraws(x)
     loss = _core.CountLoss.builtin("NVI", 1.0, 1.0, draws.n)
-    wrong = ["sse9"] + [p for p in ("avx2", "avx512") if p not in _core.simd_paths()]
+    # avx512 too: no path needs AVX-512 since its cell-sum lanes went (issue 48).
+    wrong = ["sse9", "avx512"] + [p for p in ("avx2",) if p not in _core.simd_paths()]
     for value in wrong:
         monkeypatch.setenv("SALSOX_SIMD", value)
         with pytest.raises(ValueError, match="SALSOX_SIMD"):
@@ -66,69 +77,35 @@ def test_a_path_that_cannot_run_is_a_value_error(monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize("kind", SIMD_LOSSES)
-def test_every_path_gives_the_same_runs(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_path_gives_the_same_runs(kind: str) -> None:
     problems = [(np.asarray(load_draws("iris")[:300]), 20, 4), (np.asarray(load_draws("galaxy")[:400]), 20, 4),
                 (_random_draws(1), 30, 4), (_random_draws(2, n=70, k=20), 40, 2)]
     paths = _core.simd_paths()
     for x, cap, runs in problems:
         found = {}
         for path in paths:
-            monkeypatch.setenv("SALSOX_SIMD", path)
-            found[path] = _record(x, kind, cap, runs, seed=7)
+            found[path] = _record(x, kind, cap, runs, seed=7, engine=_engine(simd=path))
         for path in paths[1:]:
             assert found[path] == found["baseline"], (kind, path)
 
 
 @pytest.mark.parametrize("kind", ["NVI", "NID"])
-def test_slots_as_lanes_give_the_same_runs_as_visiting_the_nonzero_cells(kind: str,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    # On the AVX2 and AVX-512 paths NVI and NID take up to 32 slots as lanes, the zero cells
-    # masked out; SALSOX_CELL_LANES=off visits the nonzero cells instead. Same cells, same
+def test_slots_as_lanes_give_the_same_runs_as_visiting_the_nonzero_cells(kind: str) -> None:
+    # On the AVX2 path NVI and NID take up to 32 slots as lanes, the zero cells
+    # masked out; cell_lanes=False (SALSOX_CELL_LANES=off) visits the nonzero cells instead. Same cells, same
     # order: every run the same to the bit, on 8- and 16-bit counts, in scans and in
     # unallocated items' scores (sequential starts, zealous updates), at 4 to 40 slots, and
     # with a second thread helping the run over 1,200 draws.
     if "avx2" not in _core.simd_paths():
-        pytest.skip("the entropy lanes run on the AVX2 and AVX-512 paths only, which this CPU (or build) lacks")
+        pytest.skip("the entropy lanes run on the AVX2 path only, which this CPU (or build) lacks")
     problems = [(np.asarray(load_draws("iris")[:300]), 25, 4, 1), (_random_draws(2, n=70, k=20), 40, 2, 1),
                 (_random_draws(4, H=40, n=300, k=12), 30, 2, 1), (np.asarray(load_draws("galaxy")[:1200]), 20, 1, 2)]
     for x, cap, runs, jobs in problems:
         found = {}
-        for setting in ("auto", "off"):
-            monkeypatch.setenv("SALSOX_CELL_LANES", setting)
-            found[setting] = _record(x, kind, cap, runs, seed=7, n_jobs=jobs)
-        assert found["auto"] == found["off"], (kind, x.shape)
-
-
-@pytest.mark.parametrize("kind", ["VI", "VI(a=2/3)", "ID", "tabulated"])
-def test_cell_sums_as_lanes_give_the_same_runs_on_every_path(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # On the AVX-512 path, VI's, ID's and the tabulated losses' passes over 5 to 32 slots take
-    # the slots as lanes, with up to four slots of 16 items or more summed on the side (their
-    # counts can pass the 16 that the lanes look up). Integer sums: the same bits as the scalar
-    # pass, on 8- and 16-bit counts, in scans and in unallocated items' scores, and over blocks of
-    # draws with a second thread helping the run; SALSOX_CELL_LANES=off turns the lanes off.
-    if "avx512" not in _core.simd_paths():
-        pytest.skip("the cell-sum lanes run on the AVX-512 path only, which this CPU (or build) lacks")
-    problems = [(_random_draws(1, H=60, n=150, k=12), 25, 3, 1), (_random_draws(3, H=40, n=90, k=30), 32, 3, 1),
-                (_random_draws(2, H=50, n=300, k=20), 30, 2, 1), (np.asarray(load_draws("iris")[:300]), 25, 3, 1),
-                (np.asarray(load_draws("galaxy")[:1200]), 16, 1, 2)]
-    for x, cap, runs, jobs in problems:
-        draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
-        if kind == "tabulated":
-            g = np.arange(draws.n + 1, dtype=float)
-            g = np.where(g > 0, g * np.log2(np.maximum(g, 1.0)), 0.0)
-            loss = _core.CountLoss.tabulated(list(g), list(1.5 * g), list(-2.5 * g))
-        else:
-            a = 2 / 3 if kind == "VI(a=2/3)" else 1.0
-            loss = _core.CountLoss.builtin(kind[:2], a, 2.0 - a, draws.n)
-        found = {}
-        # Every path, and the widest with SALSOX_CELL_LANES=off (each cell loaded on its own).
-        for path, lanes in [(p, "auto") for p in _core.simd_paths()] + [(_core.simd_paths()[-1], "off")]:
-            monkeypatch.setenv("SALSOX_SIMD", path)
-            monkeypatch.setenv("SALSOX_CELL_LANES", lanes)
-            raw = _core.salso_counts(draws, loss, cap, runs, seed=5, **{**OPTIONS, "n_jobs": jobs})
-            found[path, lanes] = ([(float(r["loss"]).hex(), r["scans"], r["zealous_attempts"]) for r in raw["runs"]],
-                                  np.asarray(raw["labels"]).tolist())
-        assert all(record == found["baseline", "auto"] for record in found.values()), (kind, x.shape)
+        for lanes in (True, False):
+            found[lanes] = _record(x, kind, cap, runs, seed=7, n_jobs=jobs,
+                                   engine=_engine(simd="avx2", cell_lanes=lanes))
+        assert found[True] == found[False], (kind, x.shape)
 
 
 def test_a_bad_cell_lanes_setting_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,15 +115,13 @@ def test_a_bad_cell_lanes_setting_is_a_value_error(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("H, n, k, cap", [(40, 300, 8, 12), (3, 66000, 3, 6)])
-def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int, cap: int,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int, cap: int) -> None:
     # Tables count in 8 bits up to 255 items, 16 bits up to 65,535 and 32 bits beyond; the fused
     # omARI score reads the counts as vectors of each width.
     x = _random_draws(5, H=H, n=n, k=k)
     found = {}
     for path in _core.simd_paths():
-        monkeypatch.setenv("SALSOX_SIMD", path)
-        found[path] = _record(x, "omARI", cap, 2, seed=1)
+        found[path] = _record(x, "omARI", cap, 2, seed=1, engine=_engine(simd=path))
     assert all(runs == found["baseline"] for runs in found.values())
 
 
@@ -182,3 +157,44 @@ def test_a_helping_thread_gives_the_same_runs(kind: str) -> None:
     x = np.asarray(load_draws("galaxy")[:1200])
     one, two = (_record(x, kind, 20, 1, seed=7, n_jobs=jobs) for jobs in (1, 2))
     assert two == one
+
+
+def _binder_record(x: np.ndarray, a: float, cap: int, runs: int, unrolled: bool, n_jobs: int) -> List[Dict[str, Any]]:
+    draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
+    loss = _core.CountLoss.builtin("binder", a, 2.0 - a, draws.n)
+    raw = _core.salso_counts(draws, loss, cap, runs, seed=9, engine=_engine(binder_unrolled=unrolled),
+                             **{**OPTIONS, "n_jobs": n_jobs})
+    out = [{key: (float(v).hex() if key == "loss" else v) for key, v in r.items() if key not in ("seconds", "threads")}
+           for r in raw["runs"]]
+    return out + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
+
+
+@pytest.mark.parametrize("H, n, k, cap, a, jobs", [
+    (60, 80, 20, 40, 0.4, 1),    # 8-bit counts
+    (40, 300, 16, 30, 0.3, 1),   # 16-bit counts (more than 255 items)
+    (1201, 60, 14, 24, 0.5, 2),  # a second thread helping, over blocks of draws
+    (120, 40, 5, 8, 1.0, 1),     # never more than eight slots
+])
+def test_binder_count_table_paths_give_the_same_runs_as_one_draw_at_a_time(H: int, n: int, k: int, cap: int,
+                                                                          a: float, jobs: int) -> None:
+    # Binder on count tables (its route where the co-clustering matrix is too large) sums up to
+    # eight slots in registers and more slots four draws a step; EngineOptions.binder_unrolled =
+    # False takes one draw at a time. Integer sums, so every run is the same to the bit, on
+    # estimates of more than 8 clusters (a < b: cheap to split) and of at most 8.
+    x = _random_draws(k, H=H, n=n, k=k)
+    fast = _binder_record(x, a, cap, 3, unrolled=True, n_jobs=jobs)
+    plain = _binder_record(x, a, cap, 3, unrolled=False, n_jobs=jobs)
+    assert fast == plain
+    clusters = max(fast[-1]["labels"]) + 1
+    assert clusters > 8 if cap > 8 else clusters <= 8, clusters
+
+
+def test_engine_options_are_checked_and_taken_only_where_a_search_reads_them() -> None:
+    engine = _core.EngineOptions()
+    assert engine.simd == _core.simd_paths()[-1] and engine.binder_unrolled and engine.cell_cache
+    with pytest.raises(ValueError, match="simd"):
+        engine.simd = "avx512"
+    x = _random_draws(0, H=10, n=12)
+    co = _core.coclustering(_core.CompactDraws(x))
+    with pytest.raises(ValueError, match="takes no engine options"):
+        _core.salso_coclustering_binder(co, 10, 1.0, 1.0, 5, 1, seed=0, engine=engine, **OPTIONS)

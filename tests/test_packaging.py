@@ -137,3 +137,34 @@ def test_import_from_the_source_tree_without_the_extension_says_so() -> None:
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: salsox's compiled extension (salsox._core) is missing"), last
     assert "pip install" in last and "circular" not in proc.stderr
+
+
+def _quick_start_commands() -> list:
+    """The shell commands of the README's Quick start section, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_ci_runs_the_readme_commands_in_order() -> None:
+    """.ci/run runs the README's quick start, then its test command, as written; the test command
+    installs the test group and the plugins beside the installed package, so it names no local
+    build of salsox itself (pip would compile the engine again)."""
+    commands = _quick_start_commands()
+    assert len(commands) == 2, commands
+    install, test = commands
+    assert install.startswith("pip install . ") and "salsox demo" in install
+    assert test.startswith("pip install --group test ") and test.endswith("&& pytest")
+    args = test.split("&&")[0].split()[2:]
+    assert not any(a.strip("'\"") == "." or a.strip("'\"").startswith(".[") for a in args), test
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    at = [ci.index(c) for c in commands if c in ci]
+    assert len(at) == 2 and at[0] < at[1], (commands, ci)
+
+
+def test_test_group_is_the_test_extra() -> None:
+    """The README's test command installs the `test` dependency group; `pip install ".[test]"`
+    the extra: the two lists stay the same."""
+    meta = _pyproject()
+    assert meta["dependency-groups"]["test"] == meta["project"]["optional-dependencies"]["test"]

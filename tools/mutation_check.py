@@ -98,6 +98,25 @@ MUTANTS: List[Mutant] = [
         ("tests/test_engine_simd.py", *ENGINE_TESTS),
     ),
     Mutant(
+        "binder-four-draws",
+        "Binder's count-table four-draw step (more than eight slots) adds its third row twice, not the fourth",
+        CELL_SUM_SCORER,
+        "acc[k] += (std::int64_t{r0[k]} + r1[k]) + (std::int64_t{r2[k]} + r3[k]);",
+        "acc[k] += (std::int64_t{r0[k]} + r1[k]) + (std::int64_t{r2[k]} + r2[k]);",
+        # Binder's searches in the other tests run on co-clustering counts or on at most 8 slots.
+        ("tests/test_engine_simd.py::test_binder_count_table_paths_give_the_same_runs_as_one_draw_at_a_time",),
+    ),
+    Mutant(
+        "binder-register-sums",
+        "Binder's count-table sums over at most eight slots (in registers) drop the last draw of each block",
+        CELL_SUM_SCORER,
+        "      for (; h >= lo; --h) {\n        const Count* row = cnt + (base[h] + lab[h]) * stride;\n"
+        "        for (std::int32_t k = 0; k < kBinderLanes; ++k) a[k] += row[k];",
+        "      for (; h > lo; --h) {\n        const Count* row = cnt + (base[h] + lab[h]) * stride;\n"
+        "        for (std::int32_t k = 0; k < kBinderLanes; ++k) a[k] += row[k];",
+        ("tests/test_engine_simd.py::test_binder_count_table_paths_give_the_same_runs_as_one_draw_at_a_time",),
+    ),
+    Mutant(
         "sweep-skips-last",
         "a sweetening scan skips the last item of its order",
         SEARCH,
@@ -153,7 +172,7 @@ MUTANTS: List[Mutant] = [
         "scan-ignores-own-slot",
         "a scan scores an allocated item as if it were not in its own cluster already",
         TABLE,
-        "void score_move(std::int64_t i, double* out) { scorer_->score(i, est_[i], out); }",
+        "void score_move(std::int64_t i, double* out) { scorer_->score(i, label(i), out); }",
         "void score_move(std::int64_t i, double* out) { scorer_->score(i, -1, out); }",
     ),
     Mutant(

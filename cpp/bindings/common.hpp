@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "salsox/options.hpp"
 #include "salsox/search.hpp"
 
 namespace salsox::bindings {
@@ -289,20 +290,28 @@ struct PreparedSearch {
 //   initial=None, initial_used=None, first_run=0, inner_threads=0, progress=None,
 //   debug=False (tests: see to_python), fixed=None (see set_fixed), prob_singletons=0.
 // `prepare(lead..., max_clusters)` checks the leading arguments and returns a PreparedSearch;
-// the rest is handled here, once for all entry points.
+// the rest is handled here, once for all entry points. An entry point whose search takes
+// EngineOptions has `prepare(lead..., max_clusters, engine)`, engine the keyword argument
+// `engine` (an _core.EngineOptions: tests force a path with it) or, when None, nullopt.
 template <class... Lead, class Prepare, class... Names>
 void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepare, Names... lead_names) {
   static_assert(sizeof...(Lead) == sizeof...(Names), "one name per leading argument");
   m.def(
       name,
-      [prepare](Lead... lead, std::int32_t max_clusters, std::int64_t n_runs, std::int32_t max_zealous,
+      [prepare, name](Lead... lead, std::int32_t max_clusters, std::int64_t n_runs, std::int32_t max_zealous,
                 double prob_sequential, std::int64_t max_scans, double seconds, int n_jobs, std::uint64_t seed,
                 const Initial& initial, const InitialUsed& initial_used, std::int64_t first_run,
                 int inner_threads, py::object progress, bool debug, const Fixed& fixed,
-                double prob_singletons) {
+                double prob_singletons, const std::optional<EngineOptions>& engine) {
         if (!(prob_singletons >= 0.0 && prob_singletons <= 1.0))
           throw std::invalid_argument("prob_singletons must be in [0, 1]");
-        PreparedSearch search = prepare(lead..., max_clusters);
+        PreparedSearch search;
+        if constexpr (std::is_invocable_v<Prepare, Lead..., std::int32_t, const std::optional<EngineOptions>&>) {
+          search = prepare(lead..., max_clusters, engine);
+        } else {
+          if (engine) throw std::invalid_argument(std::string(name) + " takes no engine options");
+          search = prepare(lead..., max_clusters);
+        }
         auto opts = make_options(n_runs, max_zealous, prob_sequential, max_scans, seconds, n_jobs, seed,
                                  initial, initial_used, search.n, max_clusters);
         set_fixed(opts, fixed, search.n, max_clusters);
@@ -323,7 +332,7 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
       py::arg("prob_sequential"), py::arg("max_scans"), py::arg("seconds"), py::arg("n_jobs"), py::arg("seed"),
       py::arg("initial") = py::none(), py::arg("initial_used") = py::none(), py::arg("first_run") = 0,
       py::arg("inner_threads") = 0, py::arg("progress") = py::none(), py::arg("debug") = false,
-      py::arg("fixed") = py::none(), py::arg("prob_singletons") = 0.0, doc);
+      py::arg("fixed") = py::none(), py::arg("prob_singletons") = 0.0, py::arg("engine") = py::none(), doc);
 }
 
 }  // namespace salsox::bindings

@@ -160,9 +160,10 @@ void bind_countsum(py::module_& m) {
 
   def_salso<const CompactDraws&, const CountSumLoss&>(
       m, "salso_countsum", "SALSO search minimising the mean over draws of a count-sum formula.",
-      [](const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters) {
+      [](const CompactDraws& draws, const CountSumLoss& loss, std::int32_t max_clusters,
+         const std::optional<EngineOptions>& given) {
         check_loss(draws, loss);
-        const EngineOptions engine = EngineOptions::from_env();
+        const EngineOptions engine = given ? *given : EngineOptions::from_env();
         return PreparedSearch{draws.n(), [&draws, &loss, max_clusters, engine](const SearchOptions& opts, Monitor monitor) {
                                 return with_table_search(draws, loss, max_clusters, engine, opts, std::move(monitor));
                               }};

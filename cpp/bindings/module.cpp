@@ -200,11 +200,12 @@ PYBIND11_MODULE(_core, m) {
 
   def_salso<const CompactDraws&, const CountLoss&>(
       m, "salso_counts", "SALSO search for a count-based loss over the draws' contingency tables.",
-      [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters) {
+      [](const CompactDraws& draws, const CountLoss& loss, std::int32_t max_clusters,
+         const std::optional<EngineOptions>& given) {
         if (static_cast<std::int64_t>(loss.g_cell.size()) < draws.n() + 2)
           throw std::invalid_argument("loss tables are shorter than n + 1");
         // Read once, here: a setting it cannot honour is a ValueError now, not a silent fallback.
-        const EngineOptions engine = EngineOptions::from_env();
+        const EngineOptions engine = given ? *given : EngineOptions::from_env();
         return PreparedSearch{draws.n(), [&draws, &loss, max_clusters, engine](const SearchOptions& opts, Monitor monitor) {
                                 return with_table_search(draws, loss, max_clusters, engine, opts, std::move(monitor));
                               }};
@@ -261,9 +262,29 @@ PYBIND11_MODULE(_core, m) {
         "The CPUs the engine's loops and crews keep their threads awake on at most.");
   m.def("forked_child", [] { return g_forked_child.load(); },
         "Whether this is a child forked after the engine used threads (it then uses one).");
+  py::class_<EngineOptions>(m, "EngineOptions",
+                            "The engine's optional paths of one search (cpp/include/salsox/options.hpp), for\n"
+                            "tests: EngineOptions() is every path on at the widest SIMD path; pass it as\n"
+                            "engine= to salso_counts or salso_countsum instead of the environment's settings.")
+      .def(py::init<>())
+      .def_static("from_env", [] { return EngineOptions::from_env(); }, "The settings the environment gives.")
+      .def_property(
+          "simd", [](const EngineOptions& o) { return std::string(simd_name(o.simd)); },
+          [](EngineOptions& o, const std::string& path) {
+            for (SimdPath p : salsox::simd_paths())
+              if (path == simd_name(p)) {
+                o.simd = p;
+                return;
+              }
+            throw std::invalid_argument("simd: '" + path + "' is not a path this CPU (or build) runs");
+          })
+      .def_readwrite("cell_cache", &EngineOptions::cell_cache)
+      .def_readwrite("cell_lanes", &EngineOptions::cell_lanes)
+      .def_readwrite("binder_unrolled", &EngineOptions::binder_unrolled);
+
   m.def("simd_path", [] { return std::string(simd_name(EngineOptions::from_env().simd)); },
         "The instruction set the omARI and entropy scores use now: SALSOX_SIMD if set (ValueError when\n"
-        "the CPU cannot run it), else the widest this CPU supports (baseline, avx2 or avx512).");
+        "the CPU cannot run it), else the widest this CPU supports (baseline or avx2).");
   m.def("simd_paths", [] {
     std::vector<std::string> out;
     for (SimdPath p : salsox::simd_paths()) out.emplace_back(simd_name(p));

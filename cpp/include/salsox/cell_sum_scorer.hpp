@@ -8,10 +8,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "cell_lanes.hpp"
 #include "count_loss.hpp"
 #include "count_table.hpp"
 #include "line_rows.hpp"
@@ -22,7 +20,7 @@ namespace salsox {
 template <class Label, class Count>
 class CellSumScorer : public TableScorer<Label, Count> {
   using Base = TableScorer<Label, Count>;
-  using Base::s_, Base::d_, Base::simd_, Base::old_, Base::sz, Base::begin, Base::exact_blocks, Base::block_begin,
+  using Base::s_, Base::d_, Base::old_, Base::sz, Base::begin, Base::exact_blocks, Base::block_begin,
       Base::count_team;
 
  public:
@@ -46,13 +44,9 @@ class CellSumScorer : public TableScorer<Label, Count> {
 
   // Binder's count sums over up to this many slots stay in registers (score_binder).
   static constexpr std::int32_t kBinderLanes = 8;
-  // Passes over up to this many slots keep their sums in registers (cell_sums_pass): alone it
-  // gains under 10% on the VI rows, but without it they reach the same-speed bar (performance.md).
-  static constexpr std::int32_t kFewSlots = 4;
 
   const CountLoss& loss_;
-  // The cell sums on the AVX-512 path take every slot as a lane (EngineOptions::cell_lanes).
-  const bool lane_cells_;
+  const bool binder_unrolled_;  // EngineOptions::binder_unrolled
   std::vector<double> acc_;
   std::vector<std::int64_t> acc_int_, part_int_;
   // dcell in units of 2^-cell_shift_ (see fix_cell_table).
@@ -69,7 +63,7 @@ class CellSumScorer : public TableScorer<Label, Count> {
 
 template <class Label, class Count>
 CellSumScorer<Label, Count>::CellSumScorer(const typename Base::State& state, const EngineOptions& opts)
-    : Base(state, opts), loss_(state.loss()), lane_cells_(opts.cell_lanes) {
+    : Base(state, opts), loss_(state.loss()), binder_unrolled_(opts.binder_unrolled) {
   const std::int32_t kd = state.max_clusters();
   acc_.assign(kd + 1 + kSimdPad, 0.0);
   acc_int_.assign(kd + 1, 0);
@@ -102,7 +96,7 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
     std::int64_t* acc = part + c * pw;
     const std::int64_t lo = block_begin(c, chunks);  // a local: the stores to acc may alias d_.H
     std::int64_t h = block_begin(c + 1, chunks) - 1;
-    if (q <= kBinderLanes) {
+    if (binder_unrolled_ && q <= kBinderLanes) {
       // Eight slots' sums in registers. Counts past q are read (inside the row, or the next rows
       // and the table's spare line) and dropped.
       std::int64_t a[kBinderLanes] = {};
@@ -115,7 +109,7 @@ void CellSumScorer<Label, Count>::score_binder(std::int64_t i, double* out) {
     }
     std::fill(acc, acc + q, 0);
     // Four draws per step: one add to memory per slot instead of four.
-    for (; h >= lo + 3; h -= 4) {
+    for (; binder_unrolled_ && h >= lo + 3; h -= 4) {
       const Count* r0 = cnt + (base[h] + lab[h]) * stride;
       const Count* r1 = cnt + (base[h - 1] + lab[h - 1]) * stride;
       const Count* r2 = cnt + (base[h - 2] + lab[h - 2]) * stride;
@@ -187,27 +181,6 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
   const std::int64_t blocks = exact_blocks();
   std::int64_t pw = 0;
   std::int64_t* part = line_rows(part_int_, blocks, q + 1, pw);
-  // On the AVX-512 path, every slot as a lane (cell_lanes.hpp) where they number 5 to 32 and at
-  // most four, besides the item's own, hold 16 items or more.
-  std::int32_t vectors = 0, nbig = 0;
-  alignas(64) std::int64_t dc16[16] = {};
-  std::int32_t big[4] = {};
-#if SALSOX_SIMD_X86
-  if constexpr (kAll) {
-    if (lane_cells_ && simd_ == SimdPath::AVX512 && q - (kOwn ? 1 : 0) > kFewSlots && q <= 32) {
-      for (std::int32_t k = 0; k < q && nbig <= 4; ++k)
-        if (s_.size(k) >= 16 && !(kOwn && k == old)) {
-          if (nbig < 4) big[nbig] = k;
-          ++nbig;
-        }
-      if (nbig <= 4) {
-        vectors = (q + 7) / 8;
-        for (std::int32_t u = nbig; u < 4; ++u) big[u] = big[0];
-        std::copy(dc, dc + std::min<std::size_t>(16, dcell_fixed_.size()), dc16);
-      }
-    }
-  }
-#endif
   const int team = s_.parallel_for(blocks, [&](std::int64_t c) {
     // Locals, not captures: the stores to acc may alias anything whose address has escaped, and
     // these stay in registers only if theirs has not.
@@ -222,63 +195,9 @@ inline void CellSumScorer<Label, Count>::cell_sums_pass(std::int64_t i, const st
     std::int64_t own = 0;  // the old slot's cells, one lower
     const std::int64_t lo = block_begin(c, blocks);
     std::int64_t h = block_begin(c + 1, blocks) - 1;
-#if SALSOX_SIMD_X86
-    if (vectors > 0) {
-      alignas(64) std::int64_t lane[32];
-      std::int64_t bsum[4];
-      auto run = [&](auto g, auto b) {
-        cell_lanes_avx512<decltype(g)::value, decltype(b)::value, kOwn>(il, base, stride, cnt, lo, h + 1, dc16, d, big,
-                                                                       old, lane, bsum, own);
-      };
-      with_constant<1, 4>(vectors, [&](auto g) {
-        if (nbig > 0) run(g, std::true_type{});
-        else run(g, std::false_type{});
-      });
-      std::copy(lane, lane + q, acc);
-      for (std::int32_t u = 0; u < nbig; ++u) acc[big[u]] = bsum[u];
-      if constexpr (kOwn) acc[old] = 0;
-      acc[q] = own;
-      return;
-    }
-#endif
     // With kAll and kOwn, the own slot's plain cells are skipped (`own` takes its place).
     const std::int32_t skip = kAll && kOwn ? old : q;
     const std::int32_t resume = kAll && kOwn ? old + 1 : q;
-    // Few slots: their sums in registers (adds to memory chain every step on the last store).
-    const std::int32_t taken = skip + (q - resume);
-    if (taken <= kFewSlots) {
-      std::int32_t pos[kFewSlots] = {}, col[kFewSlots] = {};
-      std::int32_t t = 0;
-      for (std::int32_t j = 0; j < q; ++j) {
-        if (j >= skip && j < resume) continue;
-        pos[t] = j;
-        col[t++] = kAll ? j : ks[j];
-      }
-      auto few = [&](auto n) SALSOX_INLINE {
-        constexpr std::int32_t N = decltype(n)::value;
-        std::int64_t a[N > 0 ? N : 1] = {};
-        for (; h >= lo + 3; h -= 4) {
-          const Count* r0 = row(h);
-          const Count* r1 = row(h - 1);
-          const Count* r2 = row(h - 2);
-          const Count* r3 = row(h - 3);
-          for (std::int32_t u = 0; u < N; ++u) {
-            const std::int32_t k = col[u];
-            a[u] += (d[r0[k]] + d[r1[k]]) + (d[r2[k]] + d[r3[k]]);
-          }
-          if constexpr (kOwn) own += (d[r0[old] - 1] + d[r1[old] - 1]) + (d[r2[old] - 1] + d[r3[old] - 1]);
-        }
-        for (; h >= lo; --h) {
-          const Count* r = row(h);
-          for (std::int32_t u = 0; u < N; ++u) a[u] += d[r[col[u]]];
-          if constexpr (kOwn) own += d[r[old] - 1];
-        }
-        for (std::int32_t u = 0; u < N; ++u) acc[pos[u]] = a[u];
-      };
-      with_constant<0, kFewSlots>(taken, few);
-      acc[q] = own;
-      return;
-    }
     // Four draws per step: one add to memory per slot instead of four.
     for (; h >= lo + 3; h -= 4) {
       const Count* r0 = row(h);

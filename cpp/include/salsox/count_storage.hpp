@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -71,6 +72,7 @@ class CountTable {
   // Threads used inside one run, over draws (DrawThreads, threads.hpp). Results do not depend on it.
   void set_threads(int threads) { loop_.set_threads(threads); }
   int threads_used() const { return loop_.threads_used(); }
+  void reset_threads_used() { loop_.reset(); }
   // f(i) for i < count on this run's threads (DrawThreads, threads.hpp); returns the threads that took part.
   template <class F>
   int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
@@ -80,6 +82,8 @@ class CountTable {
   int shared_threads() const { return loop_.shared_threads(d_.H); }
   // Draws per shared block of a table update (a few nanoseconds a draw; see Crew::share_here).
   static constexpr std::int64_t kDrawGrain = 512;
+  static constexpr std::size_t kCacheLine = 64;
+  static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
 
   void clear() {
     touch_all();
@@ -92,12 +96,21 @@ class CountTable {
   }
 
   // Replaces the allocation by the complete allocation `labels` (slots 0..max), a block of draws
-  // at a time for every item, so that the block's rows stay in cache. Not for tables with the
-  // allocated items' column (see CountTableState::rebuild).
-  void rebuild(const std::vector<std::int32_t>& labels) {
+  // at a time for every item, so that the block's rows stay in cache. With the allocated items'
+  // column, item by item in order, visit as add's, so that sums kept by the visitor round as
+  // they do when the items are added one by one.
+  template <class Visit = NoVisit>
+  void rebuild(const std::vector<std::int32_t>& labels, Visit visit = {}) {
     clear();
     q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
     set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
+    if (alloc_col_) {
+      for (std::int64_t i = 0; i < d_.n; ++i) {
+        shift_item<true>(i, labels[i], visit);
+        place(i, labels[i]);
+      }
+      return;
+    }
     for (std::int64_t i = 0; i < d_.n; ++i) {
       ++size_[labels[i]];
       est_[i] = labels[i];
@@ -143,7 +156,9 @@ class CountTable {
   }
 
   // Puts unallocated item i into slot k (k == slots() opens a new slot), calling visit(h, x) in
-  // each draw h, x the count before. Not for tables with the allocated items' column.
+  // each draw h, x the count before. With the allocated items' column, the row's count there
+  // moves too and visit(h, c, s) has the lower of the two values of the cell (c) and of that
+  // count (s): before an add, after a remove.
   template <class Visit = NoVisit>
   void add(std::int64_t i, std::int32_t k, Visit visit = {}) {
     grow(k + 1);
@@ -201,17 +216,34 @@ class CountTable {
     moved(i, k);
   }
 
-  // Takes every item out of slot k in one pass over the table; the slot is left empty. Not for
-  // tables with the allocated items' column (see CountTableState::release_slot).
-  void release_slot(std::int32_t k) {
+  // Takes every item out of slot k in one pass over the table; the slot is left empty. With the
+  // allocated items' column, its counts drop too and visit(h, x, s) is called for each nonzero
+  // cell x of draw h's rows in order, s the row's allocated items before.
+  template <class Visit = NoVisit>
+  void release_slot(std::int32_t k, Visit visit = {}) {
     touch(k);
     Count* cnt = cnt_;
     const std::int64_t* base = d_.base;
     const std::int32_t* kh = d_.k;
     const std::int64_t stride = stride_;
-    parallel_for(d_.H, [=](std::int64_t h) {
-      for (std::int32_t l = 0; l < kh[h]; ++l) cnt[(base[h] + l) * stride + k] = 0;
-    }, kDrawGrain);
+    if (alloc_col_) {
+      const std::int32_t cap = cap_;
+      parallel_for(d_.H, [=](std::int64_t h) {
+        for (std::int32_t l = 0; l < kh[h]; ++l) {
+          Count* row = cnt + (base[h] + l) * stride;
+          const Count x = row[k];
+          if (x == 0) continue;
+          row[k] = 0;
+          const Count s = row[cap];
+          row[cap] = static_cast<Count>(s - x);
+          visit(h, x, s);
+        }
+      }, kDrawGrain);
+    } else {
+      parallel_for(d_.H, [=](std::int64_t h) {
+        for (std::int32_t l = 0; l < kh[h]; ++l) cnt[(base[h] + l) * stride + k] = 0;
+      }, kDrawGrain);
+    }
     released(k);
   }
 
@@ -336,16 +368,27 @@ class CountTable {
     const Label* lab = d_.item(i);
     const std::int64_t* base = d_.base;
     const std::int64_t stride = stride_;
+    if (alloc_col_) {
+      Count* cnt = cnt_;
+      const std::int32_t kd = cap_;
+      parallel_for(d_.H, [=](std::int64_t h) {
+        Count* row = cnt + (base[h] + lab[h]) * stride;
+        const Count c = kAdd ? row[k]++ : --row[k];
+        const Count s = kAdd ? row[kd]++ : --row[kd];
+        if constexpr (std::is_invocable_v<const Visit&, std::int64_t, Count, Count>) visit(h, c, s);
+        else visit(h, static_cast<std::int64_t>(kAdd ? c : c + 1));  // the count before, as below
+      }, kDrawGrain);
+      return;
+    }
     Count* col = cnt_ + k;
     parallel_for(d_.H, [=](std::int64_t h) {
       Count& x = col[(base[h] + lab[h]) * stride];
-      visit(h, static_cast<std::int64_t>(x));
+      // (A visitor of the allocated items' column is never handed a table without one.)
+      if constexpr (std::is_invocable_v<const Visit&, std::int64_t, std::int64_t>) visit(h, static_cast<std::int64_t>(x));
       x = static_cast<Count>(kAdd ? x + 1 : x - 1);
     }, kDrawGrain);
   }
 
-  static constexpr std::size_t kCacheLine = 64;
-  static constexpr std::int32_t kFirstSlots = 7;  // slots of a fresh layout (8-byte rows of uint8)
 
   // Elements per row for `elems` used ones: a power of two bytes up to a cache line, whole lines beyond.
   static std::int64_t row_stride(std::int64_t elems) {
@@ -412,6 +455,35 @@ class CountTable {
   std::int32_t snap_q_ = 0, snap_cap_ = 0;
   std::int64_t snap_stride_ = 0, snap_m_ = 0;
 };
+
+// How sum_draw_rows visits a row's cells: every one, or only the nonzero ones (where g(0) is +-0,
+// so that adding a zero cell's term to a sum from +0 changes no bit), found one by one or, for
+// 8 to 64 slots, as a bit mask (CountTable::for_each_nonzero).
+enum class Cells { All, Nonzero, NonzeroMask };
+
+// Sums a draw's table rows, the loop every from-scratch sum shares (the losses' expected loss and
+// running sums): for each of `rows` rows row_at(r), r in order, cell(x) for its cells x in slot
+// order, then row_done(r, s) with the row's count s. One loop, so that they all add in one order.
+template <Cells V, class Label, class Count, class RowAt, class Cell, class RowDone>
+SALSOX_INLINE inline void sum_draw_rows(std::int64_t rows, std::int32_t q, RowAt row_at, Cell cell, RowDone row_done) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const Count* row = row_at(r);
+    std::int64_t s = 0;
+    if constexpr (V == Cells::NonzeroMask) {
+      CountTable<Label, Count>::for_each_nonzero(row, q, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
+        s += row[k];
+        cell(row[k]);
+      });
+    } else {
+      for (std::int32_t k = 0; k < q; ++k) {
+        s += row[k];
+        if (V == Cells::Nonzero && row[k] == 0) continue;
+        cell(row[k]);
+      }
+    }
+    row_done(r, s);
+  }
+}
 
 #if SALSOX_SIMD_X86
 // Four counts of a row as 32-bit integers, and as doubles (counts are below 2^31).

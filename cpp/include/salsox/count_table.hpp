@@ -1,6 +1,7 @@
-// Per-run search state for the built-in and tabulated count losses: the count tables
-// (count_storage.hpp), the running sums of the non-additive losses, and the scorer of the loss's
-// family (table_scorer.hpp), which reads them.
+// Per-run search state for the built-in and tabulated count losses: a count table
+// (count_storage.hpp) it holds, the running sums of the non-additive losses, which it updates
+// through the table's visit hooks, and the scorer of the loss's family (table_scorer.hpp), which
+// reads them.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -18,21 +19,21 @@
 namespace salsox {
 
 template <class Label, class Count = std::int32_t>
-class CountTableState : public CountTable<Label, Count> {
+class CountTableState {
   using Table = CountTable<Label, Count>;
-  using Table::d_, Table::kd_, Table::cnt_, Table::stride_, Table::cap_, Table::q_, Table::m_, Table::est_,
-      Table::size_, Table::loop_, Table::kCacheLine, Table::kFirstSlots, Table::grow, Table::touch;
 
  public:
-  using Table::for_each_nonzero, Table::table_bytes, Table::parallel_for, Table::shared_threads, Table::kDrawGrain;
+  static constexpr std::int64_t kDrawGrain = Table::kDrawGrain;
 
   // `opts`: the search's settings (options.hpp).
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
                   const EngineOptions& opts = EngineOptions::from_env(false))
-      : Table(draws, max_clusters, !loss.additive()), loss_(loss), track_stats_(!loss.additive()) {
+      : table_(draws, max_clusters, !loss.additive()), d_(draws), loss_(loss), track_stats_(!loss.additive()) {
     if (track_stats_) {
       D_.assign(d_.H, 0.0);
       J_.assign(d_.H, 0.0);
+      release_D_.assign(d_.H, 0.0);
+      release_J_.assign(d_.H, 0.0);
     }
     for (std::size_t x = 0; x + 1 < loss_.g_cell.size(); ++x) {
       dcell_.push_back(loss_.g_cell[x + 1] - loss_.g_cell[x]);
@@ -48,6 +49,41 @@ class CountTableState : public CountTable<Label, Count> {
     }
   }
 
+  CountTableState(const CountTableState&) = delete;
+  CountTableState& operator=(const CountTableState&) = delete;
+
+  // The table, as the search and the scorers read it (count_storage.hpp).
+  std::int64_t n() const { return table_.n(); }
+  std::int32_t max_clusters() const { return table_.max_clusters(); }
+  std::int32_t slots() const { return table_.slots(); }
+  std::int64_t allocated() const { return table_.allocated(); }
+  std::int64_t size(std::int32_t k) const { return table_.size(k); }
+  std::int32_t label(std::int64_t i) const { return table_.label(i); }
+  const std::vector<std::int32_t>& labels() const { return table_.labels(); }
+  const Count* counts() const { return table_.counts(); }
+  std::int64_t stride() const { return table_.stride(); }
+  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return table_.row_index(h, l); }
+  std::int32_t allocated_column() const { return table_.allocated_column(); }
+  const DrawsView<Label>& draws() const { return table_.draws(); }
+  std::uint64_t column_version(std::int32_t k) const { return table_.column_version(k); }
+  void set_threads(int threads) { table_.set_threads(threads); }
+  int threads_used() const { return table_.threads_used(); }
+  template <class F>
+  int parallel_for(std::int64_t count, const F& f, std::int64_t min_grain = 1) const {
+    return table_.parallel_for(count, f, min_grain);
+  }
+  int shared_threads() const { return table_.shared_threads(); }
+  template <class F>
+  SALSOX_INLINE static void for_each_nonzero(const Count* row, std::int32_t q, std::int32_t dec, std::int32_t* nz,
+                                             F f) {
+    Table::for_each_nonzero(row, q, dec, nz, f);
+  }
+  static double table_bytes(std::int64_t rows, std::int32_t max_clusters, bool alloc_column) {
+    return Table::table_bytes(rows, max_clusters, alloc_column);
+  }
+  void close_slot(std::int32_t k) { table_.close_slot(k); }
+  bool prefers_table_pass(std::int64_t members) const { return table_.prefers_table_pass(members); }
+
   // The cell sums cache (cell_sums_cache.hpp): its bytes, and whether a state keeps it beside
   // a table of `table` bytes: while it takes no more than 4 MiB or the table itself.
   static double cell_cache_bytes(std::int64_t n, std::int32_t max_clusters) {
@@ -61,10 +97,11 @@ class CountTableState : public CountTable<Label, Count> {
   // slots (tracked: with per-draw sums; cell_sums: the loss scores through cell sums).
   static double footprint(std::int64_t rows, std::int64_t H, std::int64_t n, std::int32_t max_clusters,
                           bool tracked, bool cell_sums = false) {
-    const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2.0 * kCacheLine;
+    const double cells = table_bytes(rows, max_clusters, tracked), table = cells + 2.0 * Table::kCacheLine;
     const double chunk = TableScorer<Label, Count>::kDrawChunk;
     const double chunks = std::ceil(static_cast<double>(H) / chunk) * (max_clusters + 2.0) * 44.0;
-    // The tracked losses' per-draw sums and entropies (12 words a draw) and order_by_key's scratch (4).
+    // The tracked losses' per-draw sums and entropies (12 words a draw, release_slot's 2 among
+    // them) and order_by_key's scratch (4).
     const double per_draw = tracked ? 16.0 * 8.0 * static_cast<double>(H) + chunks : 0.0;
     const double cache = cell_sums && cell_cache_fits(n, max_clusters, cells) ? cell_cache_bytes(n, max_clusters) : 0.0;
     return 2 * table + 2 * 4.0 * static_cast<double>(n) + 2 * 8.0 * (max_clusters + 1) + per_draw + cache;
@@ -72,126 +109,95 @@ class CountTableState : public CountTable<Label, Count> {
 
   // The most threads a pass (a score pass) over the draws had since reset_threads_used.
   void reset_threads_used() {
-    loop_.reset();
+    table_.reset_threads_used();
     scorer_->reset_threads_used();
   }
   int score_threads_used() const { return scorer_->threads_used(); }
 
   void clear() {
     draw_sums_changed();
-    Table::clear();
+    table_.clear();
     std::fill(D_.begin(), D_.end(), 0.0);  // (empty without per-draw sums)
     std::fill(J_.begin(), J_.end(), 0.0);
     E_ = 0.0;
   }
 
   // Replaces the state by the complete allocation `labels` (slots 0..max). With per-draw sums,
-  // item by item (add), to keep their rounding.
+  // item by item (CountTable::rebuild's visit), to keep add's rounding.
   void rebuild(const std::vector<std::int32_t>& labels) {
-    if (!track_stats_) return Table::rebuild(labels);
-    clear();
-    q_ = labels.empty() ? 0 : *std::max_element(labels.begin(), labels.end()) + 1;
-    this->set_layout(std::max(q_, kFirstSlots));  // the table is all zeros: no rows to move
-    for (std::int64_t i = 0; i < d_.n; ++i) add(i, labels[i]);
+    if (!track_stats_) return table_.rebuild(labels);
+    draw_sums_changed();  // as clear() does: the table clears itself in rebuild
+    std::fill(D_.begin(), D_.end(), 0.0);
+    std::fill(J_.begin(), J_.end(), 0.0);
+    E_ = 0.0;
+    std::vector<std::int64_t> sizes(static_cast<std::size_t>(max_clusters()) + 1, 0);
+    for (std::int64_t i = 0; i < d_.n; ++i) {
+      draw_sums_changed();  // as add does, item by item
+      E_ += dest_[sizes[static_cast<std::size_t>(labels[i])]++];
+    }
+    table_.rebuild(labels, sums_visit<true>());
   }
 
   // Puts unallocated item i into slot k (k <= slots(); k == slots() opens a new slot).
   void add(std::int64_t i, std::int32_t k) {
     draw_sums_changed();
-    if (!track_stats_) return Table::add(i, k);
-    grow(k + 1);
-    shift_tracked<true>(i, k);
-    E_ += dest_[size_[k]];
-    this->place(i, k);
+    if (!track_stats_) return table_.add(i, k);
+    E_ += dest_[size(k)];
+    table_.add(i, k, sums_visit<true>());
   }
 
   // Takes item i out of its slot; the slot may be left empty (see close_slot).
   void remove(std::int64_t i) {
     draw_sums_changed();
-    if (!track_stats_) return Table::remove(i);
-    const std::int32_t k = est_[i];
-    shift_tracked<false>(i, k);
-    E_ -= dest_[size_[k] - 1];
-    this->unplace(i);
+    if (!track_stats_) return table_.remove(i);
+    E_ -= dest_[size(label(i)) - 1];
+    table_.remove(i, sums_visit<false>());
   }
 
   // CountTable::move, with the per-draw cell sums (the item stays in its draw clusters).
   void move(std::int64_t i, std::int32_t k) {
-    if (!track_stats_) return Table::move(i, k);
-    const std::int32_t old = est_[i];
+    if (!track_stats_) return table_.move(i, k);
+    const std::int32_t old = label(i);
     if (k == old) return;
-    const double dE = dest_[size_[k]] - dest_[size_[old] - 1];
+    const double dE = dest_[size(k)] - dest_[size(old) - 1];
     double* J = J_.data();
     const double* dcell = dcell_.data();
-    Table::move(i, k, [J, dcell](std::int64_t h, Count gone, Count came) { J[h] += dcell[came] - dcell[gone]; });
+    table_.move(i, k, [J, dcell](std::int64_t h, Count gone, Count came) { J[h] += dcell[came] - dcell[gone]; });
     E_ += dE;
   }
 
-  // CountTable::shift_item with the allocated-items column and the per-draw sums.
-  template <bool kAdd>
-  void shift_tracked(std::int64_t i, std::int32_t k) {
-    touch(k);
-    const Label* lab = d_.item(i);
-    const std::int64_t* base = d_.base;
-    const std::int64_t stride = stride_;
-    Count* cnt = cnt_;
-    const std::int32_t kd = cap_;  // the allocated-items column
-    double* D = D_.data();
-    double* J = J_.data();
-    const double* ddraw = ddraw_.data();
-    const double* dcell = dcell_.data();
-    parallel_for(d_.H, [=](std::int64_t h) {
-      Count* row = cnt + (base[h] + lab[h]) * stride;
-      // The tabulated differences are taken at the lower of the two counts.
-      const Count c = kAdd ? row[k]++ : --row[k];
-      const Count s = kAdd ? row[kd]++ : --row[kd];
-      D[h] += kAdd ? ddraw[s] : -ddraw[s];
-      J[h] += kAdd ? dcell[c] : -dcell[c];
-    }, kDrawGrain);
-  }
-
-  // CountTable's zealous table passes, with the per-draw sums (each draw's own, so the pass is
-  // shared like the table updates).
+  // CountTable's zealous table pass, with the per-draw sums: each draw's changes summed apart
+  // first (in release_D_, release_J_), then added, as one term.
   void release_slot(std::int32_t k) {
     draw_sums_changed();
-    if (!track_stats_) return Table::release_slot(k);
-    touch(k);
-    Count* cnt = cnt_;
-    const std::int64_t* base = d_.base;
-    const std::int32_t* kh = d_.k;
-    const std::int64_t stride = stride_;
-    const std::int32_t cap = cap_;
+    if (!track_stats_) return table_.release_slot(k);
+    E_ += loss_.g_est[0] - loss_.g_est[size(k)];
     const double* g_draw = loss_.g_draw.data();
     const double* g_cell = loss_.g_cell.data();
+    double* dD = release_D_.data();
+    double* dJ = release_J_.data();
+    std::fill(release_D_.begin(), release_D_.end(), 0.0);
+    std::fill(release_J_.begin(), release_J_.end(), 0.0);
+    table_.release_slot(k, [=](std::int64_t h, Count x, Count s) {
+      dD[h] += g_draw[s - x] - g_draw[s];
+      dJ[h] += g_cell[0] - g_cell[x];
+    });
     double* D = D_.data();
     double* J = J_.data();
     parallel_for(d_.H, [=](std::int64_t h) {
-      double dD = 0.0, dJ = 0.0;
-      for (std::int32_t l = 0; l < kh[h]; ++l) {
-        Count* row = cnt + (base[h] + l) * stride;
-        const Count x = row[k];
-        if (x == 0) continue;
-        row[k] = 0;
-        const Count s = row[cap];
-        row[cap] = static_cast<Count>(s - x);
-        dD += g_draw[s - x] - g_draw[s];
-        dJ += g_cell[0] - g_cell[x];
-      }
-      D[h] += dD;
-      J[h] += dJ;
+      D[h] += dD[h];
+      J[h] += dJ[h];
     }, kDrawGrain);
-    E_ += loss_.g_est[0] - loss_.g_est[size_[k]];
-    this->released(k);
   }
   void snapshot() {
-    Table::snapshot();
+    table_.snapshot();
     snap_D_ = D_;
     snap_J_ = J_;
     snap_E_ = E_;
   }
   void restore() {
     draw_sums_changed();
-    Table::restore();
+    table_.restore();
     D_ = snap_D_;
     J_ = snap_J_;
     E_ = snap_E_;
@@ -208,7 +214,7 @@ class CountTableState : public CountTable<Label, Count> {
   void score(std::int64_t i, double* out) { scorer_->score(i, -1, out); }
 
   // The same for allocated item i, as if removed first, without touching the table.
-  void score_move(std::int64_t i, double* out) { scorer_->score(i, est_[i], out); }
+  void score_move(std::int64_t i, double* out) { scorer_->score(i, label(i), out); }
 
   // The expected loss of the current allocation, from scratch (no incremental rounding).
   double expected_loss() const;
@@ -228,17 +234,34 @@ class CountTableState : public CountTable<Label, Count> {
   std::uint64_t draw_sums_version() const { return draw_sums_version_; }
 
  private:
+  // The table's visitor of add (kAdd) and remove: each draw's sums moved by the differences
+  // at the lower of the cell's two counts (c) and of the row's allocated items (s).
+  template <bool kAdd>
+  auto sums_visit() {
+    double* D = D_.data();
+    double* J = J_.data();
+    const double* ddraw = ddraw_.data();
+    const double* dcell = dcell_.data();
+    return [=](std::int64_t h, Count c, Count s) {
+      D[h] += kAdd ? ddraw[s] : -ddraw[s];
+      J[h] += kAdd ? dcell[c] : -dcell[c];
+    };
+  }
+
   // The sums kept in E_ and, for draw h, D_[h] and J_[h], from scratch: every term relative to
   // an empty cell, as the incremental updates count them from a cleared table.
   double fresh_est_sum() const;
   void fresh_draw_sums(std::int64_t h, double& D, double& J) const;
   void draw_sums_changed() { ++draw_sums_version_; }
 
+  Table table_;
+  const DrawsView<Label> d_;
   const CountLoss& loss_;
   bool track_stats_;  // a non-additive loss: per-draw sums, and the allocated items' column
   std::vector<double> dcell_, dest_, ddraw_;
   // Running per-draw sums for non-additive losses.
   std::vector<double> D_, J_;
+  std::vector<double> release_D_, release_J_;  // release_slot's per-draw changes
   double E_ = 0.0;
   std::uint64_t draw_sums_version_ = 1;
   // Each draw's loss, for a shared expected_loss.

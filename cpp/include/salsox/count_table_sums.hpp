@@ -10,7 +10,7 @@ namespace salsox {
 
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::refresh_sums() {
-  this->shrink();  // after a scan or a zealous round: a good time to narrow the rows (see shrink)
+  table_.shrink();  // after a scan or a zealous round: a good time to narrow the rows (see shrink)
   if (!track_stats_) return;
   draw_sums_changed();
   E_ = fresh_est_sum();
@@ -36,21 +36,21 @@ inline double CountTableState<Label, Count>::sums_drift() const {
 // parallel and then summed in draw order: the same bits as the plain loop.
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::expected_loss() const {
+  const std::int32_t q = slots();
   double E = 0.0;
-  for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]];
+  for (std::int32_t k = 0; k < q; ++k) E += loss_.g_est[size(k)];
   const double* g_cell = loss_.g_cell.data();
-  const auto draw_loss = [this, E, g_cell](std::int64_t h) SALSOX_INLINE {
+  const double* g_draw = loss_.g_draw.data();
+  const Count* cnt = counts();
+  const std::int64_t row_stride = stride();
+  const double m = static_cast<double>(allocated());
+  const auto draw_loss = [this, E, g_cell, g_draw, q, cnt, row_stride, m](std::int64_t h) SALSOX_INLINE {
     double D = 0.0, J = 0.0;
-    for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-      const Count* row = cnt_ + (d_.base[h] + l) * stride_;
-      std::int64_t s = 0;
-      for (std::int32_t k = 0; k < q_; ++k) {
-        s += row[k];
-        J += g_cell[row[k]];
-      }
-      D += loss_.g_draw[s];
-    }
-    return loss_.combine(static_cast<double>(m_), D, E, J);
+    const Count* rows = cnt + d_.base[h] * row_stride;
+    sum_draw_rows<Cells::All, Label, Count>(
+        d_.k[h], q, [&](std::int64_t l) SALSOX_INLINE { return rows + l * row_stride; },
+        [&](Count x) SALSOX_INLINE { J += g_cell[x]; }, [&](std::int64_t, std::int64_t s) SALSOX_INLINE { D += g_draw[s]; });
+    return loss_.combine(m, D, E, J);
   };
   double total = 0.0;
   if (shared_threads() > 1) {
@@ -67,20 +67,26 @@ inline double CountTableState<Label, Count>::expected_loss() const {
 template <class Label, class Count>
 inline double CountTableState<Label, Count>::fresh_est_sum() const {
   double E = 0.0;
-  for (std::int32_t k = 0; k < q_; ++k) E += loss_.g_est[size_[k]] - loss_.g_est[0];
+  for (std::int32_t k = 0; k < slots(); ++k) E += loss_.g_est[size(k)] - loss_.g_est[0];
   return E;
 }
 
 template <class Label, class Count>
 inline void CountTableState<Label, Count>::fresh_draw_sums(std::int64_t h, double& D, double& J) const {
   const double g_draw0 = loss_.g_draw[0], g_cell0 = loss_.g_cell[0];
-  D = 0.0;
-  J = 0.0;
-  for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-    const Count* row = cnt_ + (d_.base[h] + l) * stride_;
-    D += loss_.g_draw[row[cap_]] - g_draw0;
-    for (std::int32_t k = 0; k < q_; ++k) J += loss_.g_cell[row[k]] - g_cell0;
-  }
+  const double* g_draw = loss_.g_draw.data();
+  const double* g_cell = loss_.g_cell.data();
+  const std::int64_t row_stride = stride();
+  const std::int32_t cap = allocated_column();
+  const Count* rows = counts() + d_.base[h] * row_stride;
+  double d = 0.0, j = 0.0;
+  // A row's count is its allocated items (the allocated column), whatever the slots it is read over.
+  sum_draw_rows<Cells::All, Label, Count>(
+      d_.k[h], slots(), [&](std::int64_t l) SALSOX_INLINE { return rows + l * row_stride; },
+      [&](Count x) SALSOX_INLINE { j += g_cell[x] - g_cell0; },
+      [&](std::int64_t l, std::int64_t) SALSOX_INLINE { d += g_draw[rows[l * row_stride + cap]] - g_draw0; });
+  D = d;
+  J = j;
 }
 
 }  // namespace salsox

@@ -42,7 +42,7 @@ struct CsBlockOps {
                      bool scalar_left);
 };
 
-// The operations compiled for `path` (the AVX2 build on the AVX2 and AVX-512 paths): every
+// The operations compiled for `path` (baseline or AVX2): every
 // operation is elementwise IEEE arithmetic, so every path gives the same bits.
 const CsBlockOps& cs_block_ops(SimdPath path);
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "count_storage.hpp"
 #include "count_types.hpp"
 #include "countsum_loss.hpp"
 #include "countsum_state.hpp"
@@ -61,16 +62,14 @@ class CountSumBlockLoss {
       std::fill(cell_.begin(), cell_.end(), 0.0);
       std::fill(draw_.begin(), draw_.end(), 0.0);
       const Count* t = tables_.table(h - lo, q);
-      for (std::int32_t r = 0; r < d_.k[h]; ++r) {
-        const Count* row = t + static_cast<std::int64_t>(r) * q;
-        std::int64_t s = 0;
-        for (std::int32_t k = 0; k < q; ++k) {
-          if (row[k] == 0) continue;  // g(0) is +-0 and a sum from +0 keeps its bits
-          s += row[k];
-          for (std::int32_t j = 0; j < n_cell; ++j) cell_[j] += loss_.g[0][j][static_cast<std::size_t>(row[k])];
-        }
-        for (std::int32_t j = 0; j < n_draw; ++j) draw_[j] += loss_.g[2][j][static_cast<std::size_t>(s)];
-      }
+      sum_draw_rows<Cells::Nonzero, Label, Count>(
+          d_.k[h], q, [&](std::int64_t r) SALSOX_INLINE { return t + r * q; },
+          [&](Count x) SALSOX_INLINE {
+            for (std::int32_t j = 0; j < n_cell; ++j) cell_[j] += loss_.g[0][j][static_cast<std::size_t>(x)];
+          },
+          [&](std::int64_t, std::int64_t s) SALSOX_INLINE {
+            for (std::int32_t j = 0; j < n_draw; ++j) draw_[j] += loss_.g[2][j][static_cast<std::size_t>(s)];
+          });
       out[h - lo] = loss_.evaluate(m, cell_.data(), est.data(), draw_.data(), scratch_);
     }
   }

@@ -255,22 +255,11 @@ class CountSumState {
       const bool sparse = q >= 8 && q <= 64;
       for (std::int64_t h = 0; h < d_.H; ++h) {
         double c = 0.0, e = 0.0;
-        for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-          const Count* row = cnt + table_.row_index(h, r - d_.base[h]) * stride;
-          std::int64_t s = 0;
-          if (sparse) {
-            CountTable<Label, Count>::for_each_nonzero(row, q, -1, nullptr, [&](std::int32_t k) SALSOX_INLINE {
-              s += row[k];
-              c += gc[row[k]];
-            });
-          } else {
-            for (std::int32_t k = 0; k < q; ++k) {
-              s += row[k];
-              c += gc[row[k]];
-            }
-          }
-          e += gd[s];
-        }
+        auto row_at = [&](std::int64_t r) SALSOX_INLINE { return cnt + table_.row_index(h, r) * stride; };
+        auto add_cell = [&](Count x) SALSOX_INLINE { c += gc[x]; };
+        auto add_row = [&](std::int64_t, std::int64_t s) SALSOX_INLINE { e += gd[s]; };
+        if (sparse) sum_draw_rows<Cells::NonzeroMask, Label, Count>(d_.k[h], q, row_at, add_cell, add_row);
+        else sum_draw_rows<Cells::All, Label, Count>(d_.k[h], q, row_at, add_cell, add_row);
         cell[0] = c;
         draw[0] = e;
         out[h] = loss_.evaluate(static_cast<double>(table_.allocated()), cell.data(), est.data(), draw.data(), scratch);
@@ -313,17 +302,17 @@ class CountSumState {
     const std::int32_t q = table_.slots();
     for (std::int32_t j = 0; j < n_cell_; ++j) cell[j * step] = 0.0;
     for (std::int32_t j = 0; j < n_draw_; ++j) draw[j * step] = 0.0;
-    for (std::int64_t r = d_.base[h]; r < d_.base[h + 1]; ++r) {
-      const Count* row = table_.counts() + table_.row_index(h, r - d_.base[h]) * table_.stride();
-      std::int64_t s = 0;
-      for (std::int32_t k = 0; k < q; ++k) {
-        s += row[k];
-        if (row[k] == 0) continue;
-        for (std::int32_t j = 0; j < n_cell_; ++j) cell[j * step] += loss_.g[0][j][row[k]];
-      }
-      if (alloc) alloc[r] = static_cast<std::int32_t>(s);
-      for (std::int32_t j = 0; j < n_draw_; ++j) draw[j * step] += loss_.g[2][j][s];
-    }
+    const Count* cnt = table_.counts();
+    const std::int64_t stride = table_.stride();
+    sum_draw_rows<Cells::Nonzero, Label, Count>(
+        d_.k[h], q, [&](std::int64_t r) SALSOX_INLINE { return cnt + table_.row_index(h, r) * stride; },
+        [&](Count x) SALSOX_INLINE {
+          for (std::int32_t j = 0; j < n_cell_; ++j) cell[j * step] += loss_.g[0][j][x];
+        },
+        [&](std::int64_t r, std::int64_t s) SALSOX_INLINE {
+          if (alloc) alloc[d_.base[h] + r] = static_cast<std::int32_t>(s);
+          for (std::int32_t j = 0; j < n_draw_; ++j) draw[j * step] += loss_.g[2][j][s];
+        });
   }
 
   // The estimate sums of the current allocation into est[j].

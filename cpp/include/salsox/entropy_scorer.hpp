@@ -30,8 +30,7 @@ class EntropyScorer : public TableScorer<Label, Count> {
  public:
   EntropyScorer(const typename Base::State& state, const EngineOptions& opts);
 
-  // The score on the state's path, compiled for each instruction set (the AVX-512 path runs the
-  // AVX2 score).
+  // The score on the state's path, compiled for each instruction set.
   void score(std::int64_t i, std::int32_t old, double* out) override {
     begin(old);
 #if SALSOX_SIMD_X86
@@ -365,7 +364,7 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
   };
   // Both passes sum by chunks of draws: first the cells of the slots 0..q (`width` of them,
   // whole vectors with lanes), then, scoring an unallocated item, the three sums split by each
-  // He. On the AVX2 and AVX-512 paths, up to 31 slots, every slot is a lane of nid_draws_avx2.
+  // He. On the AVX2 path, up to 31 slots, every slot is a lane of nid_draws_avx2.
   const std::int32_t slots = q + 1;
   const std::int32_t vectors = (slots + 3) / 4;
   bool lanes = false;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "count_loss.hpp"
+#include "count_storage.hpp"
 #include "count_types.hpp"
 #include "draw_blocks.hpp"
 #include "draws.hpp"
@@ -19,7 +20,7 @@
 namespace salsox {
 
 // The expected loss of an estimate a block of draws at a time (DrawBlockTables), each draw's
-// summed as CountTableState::expected_loss sums it (rows, then cells in order): the same bits.
+// summed as CountTableState::expected_loss sums it (sum_draw_rows): the same bits.
 template <class Label, class Count>
 class DrawBlockLoss {
  public:
@@ -38,15 +39,10 @@ class DrawBlockLoss {
     for (std::int64_t h = lo; h < hi; ++h) {
       const Count* t = tables_.table(h - lo, q);
       double D = 0.0, J = 0.0;
-      for (std::int32_t l = 0; l < d_.k[h]; ++l) {
-        const Count* row = t + static_cast<std::int64_t>(l) * q;
-        std::int64_t s = 0;
-        for (std::int32_t k = 0; k < q; ++k) {
-          s += row[k];
-          J += g_cell[row[k]];
-        }
-        D += g_draw[s];
-      }
+      sum_draw_rows<Cells::All, Label, Count>(
+          d_.k[h], q, [&](std::int64_t l) SALSOX_INLINE { return t + l * q; },
+          [&](Count x) SALSOX_INLINE { J += g_cell[x]; },
+          [&](std::int64_t, std::int64_t s) SALSOX_INLINE { D += g_draw[s]; });
       out[h - lo] = loss_.combine(m, D, E, J);
     }
   }

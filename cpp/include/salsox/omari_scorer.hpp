@@ -30,7 +30,7 @@ class OmariScorer : public TableScorer<Label, Count> {
     for (std::size_t x = 0; x < state.cell_diffs_size(); ++x) cells_are_counts_ &= dcell[x] == static_cast<double>(x);
   }
 
-  // The score on the state's path (the AVX-512 path runs the AVX2 score).
+  // The score on the state's path.
   void score(std::int64_t i, std::int32_t old, double* out) override {
     begin(old);
 #if SALSOX_SIMD_X86

@@ -1,6 +1,7 @@
 // Runtime choice of the instruction set for the compute-bound scores. The build takes no -march
 // flag, so that a wheel runs on any x86-64 CPU: the kernels are compiled once per path, the wider
-// ones under __attribute__((target(...))). AVX-512 runs the AVX2 scores plus cell_lanes.hpp.
+// ones under __attribute__((target(...))). No path needs AVX-512: its kernels gained too little over
+// AVX2 to keep code that half of the machines cannot run (docs/performance.md).
 //
 // Every path gives the same bits: each SIMD lane is a different candidate slot, so a slot's
 // sums are accumulated in the same order as on the baseline path, and the build passes
@@ -12,7 +13,6 @@
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SALSOX_SIMD_X86 1
 #define SALSOX_TARGET_AVX2 __attribute__((target("avx2")))
-#define SALSOX_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2")))
 #else
 #define SALSOX_SIMD_X86 0
 #endif
@@ -27,16 +27,15 @@
 
 namespace salsox {
 
-enum class SimdPath : int { Baseline = 0, AVX2 = 1, AVX512 = 2 };
+enum class SimdPath : int { Baseline = 0, AVX2 = 1 };
 
 // Slots per vector on each path (the scratch arrays of the scores are padded to kSimdPad).
-constexpr int simd_width(SimdPath p) { return p == SimdPath::AVX512 ? 8 : p == SimdPath::AVX2 ? 4 : 2; }
+constexpr int simd_width(SimdPath p) { return p == SimdPath::AVX2 ? 4 : 2; }
 constexpr int kSimdPad = 8;
 
 inline const char* simd_name(SimdPath p) {
   switch (p) {
     case SimdPath::AVX2: return "avx2";
-    case SimdPath::AVX512: return "avx512";
     default: return "baseline";
   }
 }
@@ -45,10 +44,7 @@ inline bool simd_supported(SimdPath p) {
   if (p == SimdPath::Baseline) return true;
 #if SALSOX_SIMD_X86
   __builtin_cpu_init();
-  if (p == SimdPath::AVX2) return __builtin_cpu_supports("avx2");
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx2");
+  return __builtin_cpu_supports("avx2");
 #else
   return false;
 #endif
@@ -66,7 +62,7 @@ SALSOX_INLINE inline void with_constant(int v, const F& f) {
 // The paths this CPU (and this build) can run, narrowest first.
 inline std::vector<SimdPath> simd_paths() {
   std::vector<SimdPath> out;
-  for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2, SimdPath::AVX512})
+  for (SimdPath p : {SimdPath::Baseline, SimdPath::AVX2})
     if (simd_supported(p)) out.push_back(p);
   return out;
 }
