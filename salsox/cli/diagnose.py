@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         _require_matplotlib()
+        _check_plot_format(args.plot)  # before any work: a typo must not cost the whole run
         if args.out is not None and os.path.abspath(args.out) == os.path.abspath(args.plot):
             raise CLIError("--out and --plot name the same file")
     for path in (args.out, args.plot):
@@ -73,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     draws, chains = _load_chains(args)
     diag = diagnose(
         draws, chains=chains, loss=loss, distance=args.distance, n_references=args.references, n_runs=args.runs,
-        rhat_threshold=args.rhat, ess_threshold=args.ess, seed=args.seed, n_jobs=args.jobs,
+        rhat_threshold=args.rhat, ess_threshold=args.ess, alpha=args.alpha, n_permutations=args.permutations,
+        gap_draws=args.gap_draws, seed=args.seed, n_jobs=args.jobs,
     )
     if args.json:
         _write(json.dumps(_jsonable(diag.to_dict())), args.out)
@@ -82,6 +84,18 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _plot(diag, args)
     return 0 if diag.converged or not args.fail else 3
+
+
+def _check_plot_format(path: str) -> None:
+    """A CLIError unless matplotlib can write the format that ``path``'s extension names."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise CLIError(
+            f"--plot {path}: the extension must name an image format ({', '.join(sorted(formats))})"
+        )
 
 
 def _plot(diag: Any, args: argparse.Namespace) -> None:
@@ -150,6 +164,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rhat", type=_threshold("--rhat", 1.0), default=1.01, help="R-hat threshold (default 1.01)")
     p.add_argument(
         "--ess", type=_threshold("--ess", 0.0), default=100.0, help="ESS per chain threshold (default 100)"
+    )
+    p.add_argument(
+        "--alpha", type=_threshold("--alpha", 0.0), default=0.01,
+        help="false-alarm rate of the calibrated R-hat limit and of the gap test (default 0.01)",
+    )
+    p.add_argument(
+        "--permutations", type=_positive_int("--permutations"), default=999, metavar="P",
+        help="random relabellings of blocks of draws behind them (default 999)",
+    )
+    p.add_argument(
+        "--gap-draws", type=_positive_int("--gap-draws"), default=250, metavar="S",
+        help="draws per chain of the gap between chains: all pairs of S evenly spaced draws (default 250)",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same result)")
     _add_jobs(p)

@@ -182,6 +182,7 @@ def diagnose(
     labels = np.stack([e.labels for e in estimates]).astype(np.int32)
     lap("chain_estimates")
     half_labels = np.empty((c, 2, n), dtype=np.int32)
+    half_loss = np.empty((c, 2))
     for k in range(c):
         starts = labels[np.r_[k, np.delete(np.arange(c), k)][: min(c, n_runs)]]
         for side in (0, 1):
@@ -192,6 +193,7 @@ def diagnose(
                 seed=_seed_of(seed, 1, k, side), memory_limit=limit,
             )
             half_labels[k, side] = est.labels
+            half_loss[k, side] = est.expected_loss
     lap("half_estimates")
 
     # References: n_references draws of each chain, at distinct positions drawn at random.
@@ -280,6 +282,7 @@ def diagnose(
         gap_exact=sub == h,
         half_estimates=half_labels.astype(np.intp),
         half_distance=half_distance,
+        half_expected_loss=half_loss,
         reference_draws=references.astype(np.intp),
         reference_chain=ref_chain,
         reference_draw=ref_draw,

@@ -88,6 +88,9 @@ class Diagnosis:
         chain estimates as warm starts (the chain's own first, min(C, n_runs) of them).
     half_distance : ndarray (C,)
         Distance between each chain's two half estimates: the estimate's stability.
+    half_expected_loss : ndarray (C, 2)
+        Each half estimate's expected loss over its half: the first N // 2 draws of the chain,
+        and the last N - N // 2.
     reference_draws : ndarray (R, n)
         The reference draws of the mapping, ``references`` per chain, drawn at random.
     reference_chain, reference_draw : ndarray (R,)
@@ -168,6 +171,7 @@ class Diagnosis:
     gap_exact: bool
     half_estimates: np.ndarray = dataclasses.field(repr=False)
     half_distance: np.ndarray
+    half_expected_loss: np.ndarray
     reference_draws: np.ndarray = dataclasses.field(repr=False)
     reference_chain: np.ndarray
     reference_draw: np.ndarray
@@ -203,8 +207,9 @@ class Diagnosis:
 
     @property
     def flagged_rhat(self) -> List[str]:
-        """Traces whose R-hat exceeds :attr:`rhat_limit`."""
-        return [t for t, r in zip(self.trace_names, self.rhat) if r > self.rhat_limit]
+        """Traces whose R-hat exceeds :attr:`rhat_limit`, or is infinite (every half-chain constant,
+        not all alike: relabelling such blocks can give inf too, but no sampler that moves does)."""
+        return [t for t, r in zip(self.trace_names, self.rhat) if r > self.rhat_limit or r == math.inf]
 
     @property
     def flagged_ess(self) -> List[str]:
@@ -415,6 +420,7 @@ class Diagnosis:
             "gap_draws": self.gap_draws,
             "gap_exact": self.gap_exact,
             "half_distance": clean(self.half_distance),
+            "half_expected_loss": clean(self.half_expected_loss),
             "reference_chain": self.reference_chain.tolist(),
             "reference_draw": self.reference_draw.tolist(),
             "seed": self.info.get("seed"),
