@@ -107,7 +107,7 @@ def test_a_bad_plot_extension_is_refused_before_any_work(capsys, files, monkeypa
     assert "--plot" in proc.stderr and "extension" in proc.stderr and "png" in proc.stderr
 
 
-@pytest.mark.parametrize("kind", ["traces", "rank", "estimates"])
+@pytest.mark.parametrize("kind", ["traces", "rank", "estimates", "gap"])
 def test_plots(capsys, files, tmp_path, kind):
     pytest.importorskip("matplotlib")
     out = tmp_path / f"{kind}.png"

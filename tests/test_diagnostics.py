@@ -450,8 +450,14 @@ def test_plots_draw_the_chosen_traces():
     for bad in (["nope"], [99], [True], []):
         with pytest.raises(ValueError, match="traces"):
             salsox.plots.plot_diagnosis_ranks(diag, bad)
+    fig = salsox.plots.plot_chain_gap(diag)
+    np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), diag.gap)
+    # The histogram counts every relabelling's largest gap; the line is the chains' own.
+    assert sum(p.get_height() for p in fig.axes[1].patches) == diag.n_permutations
+    assert fig.axes[1].lines[0].get_xdata()[0] == diag.gap[diag.gap_pair]
+    assert f"p = {diag.gap_pvalue:.3g}" in fig.axes[1].get_title()
     for plot in (salsox.plots.plot_diagnosis_traces, salsox.plots.plot_diagnosis_ranks,
-                 salsox.plots.plot_chain_estimates):
+                 salsox.plots.plot_chain_estimates, salsox.plots.plot_chain_gap):
         with pytest.raises(TypeError, match="takes a Diagnosis"):
             plot(diag.chain_estimates[0])
     plt.close("all")

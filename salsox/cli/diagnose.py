@@ -110,6 +110,8 @@ def _plot(diag: Any, args: argparse.Namespace) -> None:
         fig = plots.plot_diagnosis_ranks(diag)
     elif args.kind == "estimates":
         fig = plots.plot_chain_estimates(diag)
+    elif args.kind == "gap":
+        fig = plots.plot_chain_gap(diag)
     else:
         fig = plots.plot_diagnosis_traces(diag)
     try:
@@ -184,8 +186,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", "-o", help="output file (default stdout)")
     p.add_argument("--plot", metavar="FILE", help="save a plot (format from the extension)")
     p.add_argument(
-        "--kind", choices=("traces", "rank", "estimates"), default="traces",
-        help="what --plot draws: trace plots, rank plots, or the chains' estimates side by side",
+        "--kind", choices=("traces", "rank", "estimates", "gap"), default="traces",
+        help="what --plot draws: trace plots, rank plots, the chains' estimates side by side, or the gap "
+        "between chains with its null",
     )
     p.add_argument(
         "--dpi", type=_positive_int("--dpi", _MAX_DPI), default=100, help=f"resolution of --plot, 1 to {_MAX_DPI}"

@@ -236,7 +236,7 @@ def diagnose(
     np.fill_diagonal(pair_dist, 0.0)
     gap_blocks = min(blocks, sub)
     block_of = (np.arange(sub) * gap_blocks) // sub
-    posterior_distance, gap, gap_pvalue, _ = gap_test(
+    posterior_distance, gap, gap_pvalue, gap_null = gap_test(
         pair_dist, np.repeat(np.arange(c), sub), (np.arange(c)[:, None] * gap_blocks + block_of).ravel(), c,
         n_permutations, perm_rng,
     )
@@ -280,6 +280,7 @@ def diagnose(
         gap_pvalue=gap_pvalue,
         gap_draws=sub,
         gap_exact=sub == h,
+        gap_null=gap_null,
         half_estimates=half_labels.astype(np.intp),
         half_distance=half_distance,
         half_expected_loss=half_loss,
@@ -295,6 +296,7 @@ def diagnose(
         ess_threshold=ess_threshold,
         rhat_limit=rhat_threshold if math.isnan(rhat_quantile) else max(rhat_threshold, rhat_quantile),
         rhat_pvalue=rhat_pvalue,
+        rhat_null=null_max,
         alpha=alpha,
         n_permutations=n_permutations,
         blocks=blocks,

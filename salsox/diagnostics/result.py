@@ -83,6 +83,8 @@ class Diagnosis:
         Draws per chain behind :attr:`posterior_distance` and :attr:`gap`.
     gap_exact : bool
         Whether those are every draw (the exact all-pairs values).
+    gap_null : ndarray (n_permutations,)
+        The largest gap of each random relabelling: the null distribution of the largest gap.
     half_estimates : ndarray (C, 2, n)
         The estimates from the first and the second half of each chain, searched from the
         chain estimates as warm starts (the chain's own first, min(C, n_runs) of them).
@@ -112,6 +114,8 @@ class Diagnosis:
         does not raise false alarms.
     rhat_pvalue : float
         The share of those relabellings whose largest R-hat reaches the largest here.
+    rhat_null : ndarray (n_permutations,)
+        The largest R-hat over the traces of each relabelling (NaN where every trace is constant).
     alpha : float
         False-alarm rate of the R-hat limit and of the gap's test (default 0.01).
     n_permutations : int
@@ -169,6 +173,7 @@ class Diagnosis:
     gap_pvalue: float
     gap_draws: int
     gap_exact: bool
+    gap_null: np.ndarray = dataclasses.field(repr=False)
     half_estimates: np.ndarray = dataclasses.field(repr=False)
     half_distance: np.ndarray
     half_expected_loss: np.ndarray
@@ -184,6 +189,7 @@ class Diagnosis:
     ess_threshold: float
     rhat_limit: float
     rhat_pvalue: float
+    rhat_null: np.ndarray = dataclasses.field(repr=False)
     alpha: float
     n_permutations: int
     blocks: int
