@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     diag = diagnose(
         draws, chains=chains, loss=loss, distance=args.distance, n_references=args.references, n_runs=args.runs,
         rhat_threshold=args.rhat, ess_threshold=args.ess, alpha=args.alpha, n_permutations=args.permutations,
-        gap_draws=args.gap_draws, seed=args.seed, n_jobs=args.jobs,
+        gap_draws=args.gap_draws, ts=args.ts, seed=args.seed, n_jobs=args.jobs,
     )
     if args.json:
         _write(json.dumps(_jsonable(diag.to_dict())), args.out)
@@ -120,6 +120,17 @@ def _plot(diag: Any, args: argparse.Namespace) -> None:
         plt.close(fig)
 
 
+def _distance(text: str) -> str:
+    """--distance: a name diagnose takes (checked here, so that a typo costs no reading)."""
+    from ..diagnostics.mapping import resolve_distance
+
+    try:
+        resolve_distance(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
 def _threshold(name: str, minimum: float) -> Any:
     def parse(text: str) -> float:
         try:
@@ -155,8 +166,13 @@ def add_parser(sub: Any) -> None:
     )
     _add_loss(p)
     p.add_argument(
-        "--distance", choices=("VI", "NVI", "ID", "NID", "binder"), default="VI",
-        help="distance of the mapping and of the comparisons (default VI)",
+        "--distance", type=_distance, default="VI",
+        help="distance of the mapping and of the comparisons: VI (default), NVI, ID, NID, binder, or any loss "
+        "between two partitions by name (a plugin's included)",
+    )
+    p.add_argument(
+        "--ts", action="store_true",
+        help="also map the draws by a travelling salesman's nearest-neighbour tour (genMCMCDiag's ts)",
     )
     p.add_argument(
         "--references", type=_positive_int("--references"), default=5, metavar="R",

@@ -17,7 +17,7 @@ from ..search.salso_search import DEFAULT_MEMORY_LIMIT
 from . import _arviz
 from .calibration import block_count, gap_test, rhat_null_max
 from .chains import split_chains
-from .mapping import check_distance, distances_to, loss_traces
+from .mapping import distances_to, loss_traces, nearest_neighbour_tour, resolve_distance
 from .result import Diagnosis
 
 __all__ = ["diagnose"]
@@ -42,7 +42,7 @@ def diagnose(
     *,
     chains: Any = None,
     loss: Union[str, Loss] = "VI",
-    distance: str = "VI",
+    distance: Union[str, Loss] = "VI",
     n_references: int = 5,
     n_runs: int = 16,
     rhat_threshold: float = 1.01,
@@ -50,6 +50,7 @@ def diagnose(
     alpha: float = 0.01,
     n_permutations: int = 999,
     gap_draws: int = 250,
+    ts: bool = False,
     seed: Optional[int] = None,
     n_jobs: Optional[int] = None,
     memory_limit: Optional[int] = None,
@@ -75,10 +76,13 @@ def diagnose(
         With an (H, n) matrix: each draw's chain id (rows of a chain kept in their order).
     loss : str or Loss, default "VI"
         The loss of the per-chain estimates (any loss of :func:`salsox.salso`).
-    distance : {"VI", "NVI", "ID", "NID", "binder"}, default "VI"
-        The distance of the mapping and of the comparisons between chains. ``"VI"`` (bits)
-        uses the engine's WASABI kernel; the others its count tables (``"binder"``: Binder's
-        loss with unit costs, the Rand distance).
+    distance : str or Loss, default "VI"
+        The ground distance of the mapping and of the comparisons between chains:
+        ``"VI"`` (bits, the engine's WASABI kernel), ``"NVI"``, ``"ID"``, ``"NID"``,
+        ``"binder"`` (Binder's loss with unit costs, the Rand distance), or any other loss
+        between two partitions that :func:`salsox.losses.get_loss` resolves (a plugin's by
+        name, a :class:`Loss` with parameters), each draw taken as the estimate and the other
+        partition as the draw. Not a PSM-based loss.
     n_references : int, default 5
         Reference draws per chain, drawn at random: one mapped trace each, C x n_references
         in all. References from every chain make the mapping see each chain's region.
@@ -102,6 +106,11 @@ def diagnose(
     gap_draws : int, default 250
         Draws per chain of the gap between chains: every pair of draws when the chains have
         at most this many (exact), otherwise every pair of this many evenly spaced ones.
+    ts : bool, default False
+        Also map the draws by a travelling salesman's tour (genMCMCDiag's ``ts``): a
+        nearest-neighbour tour through the gap's draws, each draw's value its position in the
+        tour (``diag.ts_trace``, with its R-hat and ESS in the verdict; not one of the traces
+        the verdict's R-hat limit applies to).
     seed : int, optional
         The same seed gives the same result for any ``n_jobs``; default a fresh one, in
         ``info["seed"]``.
@@ -143,7 +152,9 @@ def diagnose(
     array, item_names, chain_ids = split_chains(draws, chains)
     c, h, n = array.shape
     loss = get_loss(loss)
-    distance = check_distance(distance)
+    distance, metric = resolve_distance(distance)
+    if not isinstance(ts, (bool, np.bool_)):
+        raise TypeError(f"ts must be True or False, got {type(ts).__name__}")
     n_references = check_int("n_references", n_references, minimum=1, maximum=h)
     n_runs = check_int("n_runs", n_runs, minimum=1, maximum=100_000)
     rhat_threshold = _check_threshold("rhat_threshold", rhat_threshold, 1.0)
@@ -204,7 +215,7 @@ def diagnose(
     r = references.shape[0]
 
     # Mapped traces: (R, C, N) distances to the references, and the number of clusters.
-    dist = np.stack([distances_to(chain_draws[k], references, distance, jobs).T for k in range(c)], axis=1)
+    dist = np.stack([distances_to(chain_draws[k], references, distance, jobs, metric).T for k in range(c)], axis=1)
     clusters = np.stack([d.clusters_per_draw for d in chain_draws]).astype(np.float64)
     traces = np.concatenate([clusters[None], dist])
     names = ["n_clusters"] + [f"{distance} to ref {i}" for i in range(r)]
@@ -231,7 +242,7 @@ def diagnose(
     # The gap between chains: all pairs of (an evenly spaced subset of) each chain's draws.
     positions = (np.arange(sub) * h) // sub
     subset = array[:, positions].reshape(c * sub, n).astype(np.int32)
-    pair_dist = distances_to(Draws(subset), subset, distance, jobs)
+    pair_dist = distances_to(Draws(subset), subset, distance, jobs, metric)
     pair_dist = (pair_dist + pair_dist.T) / 2  # the engine may round d(x, y) and d(y, x) apart
     np.fill_diagonal(pair_dist, 0.0)
     gap_blocks = min(blocks, sub)
@@ -240,13 +251,18 @@ def diagnose(
         pair_dist, np.repeat(np.arange(c), sub), (np.arange(c)[:, None] * gap_blocks + block_of).ravel(), c,
         n_permutations, perm_rng,
     )
+    ts_trace = None
+    ts_stats = (math.nan, math.nan, math.nan)
+    if ts:
+        ts_trace = nearest_neighbour_tour(pair_dist).reshape(c, sub).astype(np.float64)
+        ts_stats = (_arviz.rhat(ts_trace), _arviz.ess_bulk(ts_trace), _arviz.ess_tail(ts_trace))
     del pair_dist
     lap("gap")
 
     # Distances between the estimates, and between each chain's halves.
-    estimate_distance = _pairwise(labels, labels, distance, jobs)
+    estimate_distance = _pairwise(labels, labels, distance, jobs, metric)
     half_distance = np.array(
-        [_pairwise(half_labels[k, :1], half_labels[k, 1:], distance, jobs)[0, 0] for k in range(c)]
+        [_pairwise(half_labels[k, :1], half_labels[k, 1:], distance, jobs, metric)[0, 0] for k in range(c)]
     )
 
     # Per-draw loss traces of every chain's estimate against every chain's draws.
@@ -281,6 +297,10 @@ def diagnose(
         gap_draws=sub,
         gap_exact=sub == h,
         gap_null=gap_null,
+        ts_trace=ts_trace,
+        ts_rhat=ts_stats[0],
+        ts_ess_bulk=ts_stats[1],
+        ts_ess_tail=ts_stats[2],
         half_estimates=half_labels.astype(np.intp),
         half_distance=half_distance,
         half_expected_loss=half_loss,
@@ -311,9 +331,9 @@ def diagnose(
     )
 
 
-def _pairwise(a: np.ndarray, b: np.ndarray, distance: str, jobs: int) -> np.ndarray:
+def _pairwise(a: np.ndarray, b: np.ndarray, distance: str, jobs: int, metric: Optional[Loss]) -> np.ndarray:
     """(len(a), len(b)) distances between label rows."""
-    return distances_to(Draws(a), b, distance, jobs)
+    return distances_to(Draws(a), b, distance, jobs, metric)
 
 
 def _autocorrelation_time(traces: np.ndarray) -> float:

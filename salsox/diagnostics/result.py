@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -85,6 +85,12 @@ class Diagnosis:
         Whether those are every draw (the exact all-pairs values).
     gap_null : ndarray (n_permutations,)
         The largest gap of each random relabelling: the null distribution of the largest gap.
+    ts_trace : ndarray (C, gap_draws) or None
+        With ``ts=True``: genMCMCDiag's travelling-salesman map, each of the gap's draws mapped
+        to its position in a nearest-neighbour tour through them (in chain order, the draws
+        evenly spaced as in :attr:`gap_draws`).
+    ts_rhat, ts_ess_bulk, ts_ess_tail : float
+        Its rank-normalised split R-hat and bulk and tail ESS (NaN without ``ts``).
     half_estimates : ndarray (C, 2, n)
         The estimates from the first and the second half of each chain, searched from the
         chain estimates as warm starts (the chain's own first, min(C, n_runs) of them).
@@ -174,6 +180,10 @@ class Diagnosis:
     gap_draws: int
     gap_exact: bool
     gap_null: np.ndarray = dataclasses.field(repr=False)
+    ts_trace: Optional[np.ndarray] = dataclasses.field(repr=False)
+    ts_rhat: float
+    ts_ess_bulk: float
+    ts_ess_tail: float
     half_estimates: np.ndarray = dataclasses.field(repr=False)
     half_distance: np.ndarray
     half_expected_loss: np.ndarray
@@ -353,6 +363,11 @@ class Diagnosis:
             f"p = {_p(self.gap_pvalue)}); expected {self.distance} within a chain "
             f"{_fmt(within.min())}-{_fmt(within.max())} ({source})."
         )
+        if self.ts_trace is not None:
+            lines.append(
+                f"Travelling-salesman map (ts) of {c} x {self.gap_draws} draws: R-hat {_fmt(self.ts_rhat)}, bulk ESS "
+                f"{_fmt(self.ts_ess_bulk, '.0f')}, tail ESS {_fmt(self.ts_ess_tail, '.0f')} (not in the R-hat limit)."
+            )
         mid, low, high = self.reference_ess
         lines.append(
             f"Bulk ESS over the {len(self.trace_names) - 1} reference traces: median {_fmt(mid, '.0f')}, "
@@ -427,6 +442,9 @@ class Diagnosis:
             "gap_exact": self.gap_exact,
             "half_distance": clean(self.half_distance),
             "half_expected_loss": clean(self.half_expected_loss),
+            "ts_rhat": "inf" if self.ts_rhat == math.inf else _nan_to_none(self.ts_rhat),
+            "ts_ess_bulk": _nan_to_none(self.ts_ess_bulk),
+            "ts_ess_tail": _nan_to_none(self.ts_ess_tail),
             "reference_chain": self.reference_chain.tolist(),
             "reference_draw": self.reference_draw.tolist(),
             "seed": self.info.get("seed"),
