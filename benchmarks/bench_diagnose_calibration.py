@@ -9,6 +9,10 @@ Scenarios (each over --seeds seeds unless said):
 - ``autocorrelated``: the package's DP sampler on the bundled example's data, 4 chains of
   --long draws each (burn-in 100 sweeps, no thinning) from seeds of their own: converged,
   autocorrelated chains.
+- ``lazy``: 4 chains of --long draws of a lazy independence sampler on the bundled example's
+  500 draws: each step keeps the previous draw with probability --stay, else takes one of the
+  500 at random. Converged from the first draw (it starts from one of them), and as
+  autocorrelated as --stay makes it (0.9: about 1 effective draw in 19, bulk ESS near 850).
 - ``stuck``: 4 chains that never leave one partition (the same one: 3 partitions tried; then
   each chain on a partition of its own).
 - ``shift``: galaxy draws (shared/data), 4 consecutive stretches of 500 draws from a random
@@ -18,8 +22,8 @@ Scenarios (each over --seeds seeds unless said):
   the gap and the expected distances from the default gap_draws against every pair of draws
   (gap_draws=1000). Errors relative to the largest within-chain expected distance.
 
-Usage: python benchmarks/bench_diagnose_calibration.py [--scenarios iid autocorrelated stuck shift gap]
-       [--seeds 30] [--long 4000] [--glue 5] [--jobs N]
+Usage: python benchmarks/bench_diagnose_calibration.py [--scenarios iid autocorrelated lazy stuck shift gap]
+       [--seeds 30] [--long 4000] [--stay 0.9] [--glue 5] [--jobs N]
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ def _cpu() -> str:
 
 def _summary(diags: List[Any]) -> Dict[str, Any]:
     status = collections.Counter(d.status for d in diags)
+    # "R-hat > 1.01": the rule before the calibration (any trace above the fixed threshold).
     rhat = [float(np.nanmax(d.rhat)) if (~np.isnan(d.rhat)).any() else float("nan") for d in diags]
     ess = [d.reference_ess[0] for d in diags]
     return {
@@ -60,6 +65,7 @@ def _summary(diags: List[Any]) -> Dict[str, Any]:
         "too few draws": status["too few draws"],
         "not converged": status["not converged"],
         "cannot assess": status["cannot assess"],
+        "R-hat > 1.01": sum(bool(np.any(d.rhat > d.rhat_threshold)) for d in diags),
         "R-hat flag": sum(bool(d.flagged_rhat) for d in diags),
         "gap p < alpha": sum(d.gap_flagged for d in diags),
         "ESS flag": sum(bool(d.flagged_ess) for d in diags),
@@ -70,7 +76,8 @@ def _summary(diags: List[Any]) -> Dict[str, Any]:
     }
 
 
-COLUMNS = ["scenario", "runs", "converged", "too few draws", "not converged", "cannot assess", "R-hat flag",
+COLUMNS = ["scenario", "runs", "converged", "too few draws", "not converged", "cannot assess", "R-hat > 1.01",
+           "R-hat flag",
            "gap p < alpha", "ESS flag", "largest R-hat", "R-hat limit", "gap p", "bulk ESS (median)"]
 
 
@@ -91,6 +98,21 @@ def autocorrelated(seeds: int, n_draws: int, jobs: Any) -> List[Any]:
         chains = np.stack([sample_dp_mixture(data, n_draws=n_draws, burn_in=100, seed=1000 * seed + k)
                            for k in range(4)])
         out.append(salsox.diagnose(chains, seed=seed, n_jobs=jobs))
+    return out
+
+
+def lazy(seeds: int, n_draws: int, stay: float, jobs: Any) -> List[Any]:
+    pool = np.asarray(example_draws().draws)
+    out = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(10_000 + seed)
+        fresh = rng.integers(0, len(pool), size=(4, n_draws))
+        moves = rng.random((4, n_draws)) >= stay
+        moves[:, 0] = True
+        # Each step's draw: the last fresh pick at or before it.
+        last = np.maximum.accumulate(np.where(moves, np.arange(n_draws), 0), axis=1)
+        picks = np.take_along_axis(fresh, last, axis=1)
+        out.append(salsox.diagnose(pool[picks], seed=seed, n_jobs=jobs))
     return out
 
 
@@ -144,12 +166,13 @@ def gap_accuracy(seeds: int, jobs: Any) -> List[List[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenarios", nargs="+", default=["iid", "autocorrelated", "stuck", "shift", "gap"],
-                        choices=["iid", "autocorrelated", "stuck", "shift", "gap"])
+    names = ["iid", "autocorrelated", "lazy", "stuck", "shift", "gap"]
+    parser.add_argument("--scenarios", nargs="+", default=names, choices=names)
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--shift-seeds", type=int, default=10)
     parser.add_argument("--gap-seeds", type=int, default=5)
     parser.add_argument("--long", type=int, default=4000, help="draws per chain of the autocorrelated chains")
+    parser.add_argument("--stay", type=float, default=0.9, help="the lazy sampler's probability of staying")
     parser.add_argument("--glue", type=int, default=5, help="items glued together in the shifted chain")
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args()
@@ -164,6 +187,9 @@ def main() -> None:
     if "autocorrelated" in args.scenarios:
         rows.append({"scenario": f"DP sampler 4 x {args.long}",
                      **_summary(autocorrelated(args.seeds, args.long, args.jobs))})
+    if "lazy" in args.scenarios:
+        rows.append({"scenario": f"lazy {args.stay:g}, 4 x {args.long}",
+                     **_summary(lazy(args.seeds, args.long, args.stay, args.jobs))})
     if "stuck" in args.scenarios:
         same, apart = stuck(args.jobs)
         rows.append({"scenario": "stuck, same partition", **_summary(same)})
