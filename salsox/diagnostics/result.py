@@ -131,12 +131,6 @@ class Diagnosis:
         chains' own ESS; 4 to 64).
     ess_threshold : float
         Bulk or tail ESS below this many per chain flags a trace (default 100).
-    status : str
-        ``"converged"``, ``"not converged"``, ``"too few draws"`` (only the ESS is short, and
-        the chains have fewer than twice ``ess_threshold`` draws each) or ``"cannot
-        assess"`` (every draw of every chain is the same partition).
-    converged : bool
-        Whether :attr:`status` is ``"converged"``.
     info : dict
         ``seed``, ``n_runs``, ``n_references``, ``seconds`` and ``stage_seconds``: the time of
         each stage (``setup``: ArviZ's import and the checks; ``chain_estimates``,
@@ -278,7 +272,9 @@ class Diagnosis:
 
     @property
     def status(self) -> str:
-        """One of :data:`STATUSES`: what :attr:`verdict` says first."""
+        """What :attr:`verdict` says first: ``"converged"``, ``"not converged"``, ``"too few
+        draws"`` (only the ESS is short, and the chains have fewer than twice ``ess_threshold``
+        draws each) or ``"cannot assess"`` (every draw of every chain is the same partition)."""
         if self.all_constant:
             return "cannot assess"
         if self.flagged_rhat or self.gap_flagged or self.stuck_chains:
@@ -298,7 +294,8 @@ class Diagnosis:
         low = np.fmin(self.ess_bulk, self.ess_tail)
         worst = int(np.nanargmin(low))
         return (
-            f"bulk or tail ESS below {need:g} ({self.ess_threshold:g} per chain) for {len(self.flagged_ess)} traces "
+            f"bulk or tail ESS below {need:g} ({self.ess_threshold:g} per chain) for {len(self.flagged_ess)} "
+            f"trace{'' if len(self.flagged_ess) == 1 else 's'} "
             f"(smallest {_fmt(low[worst], '.0f')}, {self.trace_names[worst]})"
         )
 
