@@ -132,7 +132,9 @@ def diagnose(
     Needs ArviZ (``pip install 'salsox[diagnostics]'``). Every argument is checked before any
     work. Cost: C searches of N draws and 2C warm-started ones of N/2, plus
     O(C N n) per reference for the mapping and per estimate for the loss traces (one engine
-    call per estimate and chain; a count-sum formula loss takes one call per draw, slower).
+    call per estimate and chain; a count-sum formula loss takes one call per draw, slower),
+    plus O((C S)^2 n) for the gap's distances (S = min(N, gap_draws)) and the relabellings of
+    block sums (no draw is touched again).
 
     Examples
     --------

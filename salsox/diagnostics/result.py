@@ -134,7 +134,9 @@ class Diagnosis:
     info : dict
         ``seed``, ``n_runs``, ``n_references``, ``seconds`` and ``stage_seconds``: the time of
         each stage (``setup``: ArviZ's import and the checks; ``chain_estimates``,
-        ``half_estimates``, ``mapping``, ``arviz``, ``loss_traces``).
+        ``half_estimates``, ``mapping``, ``arviz``, ``rhat_calibration``: the R-hat limit's
+        relabellings, ``gap``: the distances between the gap's draws and their relabellings,
+        ``loss_traces``).
     chain_draws : list of Draws
         Each chain's draws (compact, not copied again), for the plots.
 
