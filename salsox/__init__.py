@@ -29,7 +29,7 @@ except ImportError as _err:  # pragma: no cover - exercised in a subprocess by t
     raise ImportError(f"salsox's compiled extension (salsox._core) failed to load: {_err}") from _err
 from ._warnings import SalsoxWarning
 from . import losses, plugins, progress
-from .io import PSM, Draws, from_arviz, from_xarray, read_draws
+from .io import PSM, Draws, PositionalMatchWarning, from_arviz, from_xarray, read_draws
 from .enumeration import bell, enumerate_partitions, lbell, minimize_by_enumeration
 from .metrics import ARI, RI, canonicalize_labels, partition_loss, psm
 from .hookspecs import hookimpl
@@ -60,6 +60,7 @@ __all__ = [
     "PSM",
     "RI",
     "SalsoxWarning",
+    "PositionalMatchWarning",
     "VI",
     "VILowerBound",
     "bell",

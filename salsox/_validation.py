@@ -5,11 +5,21 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["byte_size", "check_cost", "check_int", "check_probability", "check_n_jobs", "check_seed", "as_label_matrix"]
+__all__ = [
+    "byte_size",
+    "check_cost",
+    "check_int",
+    "check_max_clusters",
+    "check_probability",
+    "check_n_jobs",
+    "check_seed",
+    "as_label_matrix",
+]
 
 
 def _as_float(name: str, value: numbers.Real) -> float:
@@ -48,6 +58,29 @@ def check_int(name: str, value: Any, *, minimum: int, maximum: Optional[int] = N
         bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
         raise ValueError(f"{name} must be {bound}, got {value}")
     return value
+
+
+# What a cap of 0 clusters means where it is refused: R's salso spells "no cap" maxNClusters = 0.
+MAX_CLUSTERS_ZERO = "0 is how R's salso asks for the default cap (maxNClusters = 0); here pass None, the default"
+
+
+def check_max_clusters(value: Any, name: str = "max_clusters") -> int:
+    """A cap on the number of clusters: an integer >= 1. ``0``, R's ``maxNClusters = 0`` (no
+    cap), gets a message saying to pass None; the caller handles None itself.
+
+    Examples
+    --------
+    >>> check_max_clusters(4)
+    4
+    >>> try:
+    ...     check_max_clusters(0)
+    ... except ValueError as err:
+    ...     print(err)
+    max_clusters=0: 0 is how R's salso asks for the default cap (maxNClusters = 0); here pass None, the default
+    """
+    if not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral) and int(value) == 0:
+        raise ValueError(f"{name}=0: {MAX_CLUSTERS_ZERO}")
+    return check_int(name, value, minimum=1)
 
 
 def check_probability(name: str, value: Any) -> float:
@@ -126,16 +159,55 @@ def looks_like_similarity(arr: Any) -> bool:
     )
 
 
-# Columns that samplers and their readers add beside the labels (Stan's lp__ and the other
-# names ending in "__", posterior's .chain, CODA's and PyMC's iteration counters): never items.
-_BOOKKEEPING = frozenset({"iter", "iteration", "draw", "chain", "sample", ".chain", ".iteration", ".draw", "warmup"})
+# Columns that samplers and their readers add beside the labels: never items. Stan's lp__ and
+# the other names ending in "__" (accept_stat__, stepsize__, ...) are matched by their suffix;
+# posterior's .chain/.iteration/.draw, CODA's and PyMC's iteration counters; PyMC's and
+# ArviZ's sample_stats; NumPyro's extra fields; the log density and the pointwise
+# log-likelihood. A name written with "[]" also matches its indexed forms, as CmdStan
+# ("log_lik.3"), cmdstanpy, posterior and ArviZ ("log_lik[3]", "log_lik[1,2]") write them.
+_BOOKKEEPING = frozenset({
+    # iteration counters
+    "iter", "iteration", "draw", "chain", "sample", ".chain", ".iteration", ".draw", "warmup",
+    # log density and log-likelihood (pointwise: indexed)
+    "lp", "logp", "log_density", "log_prior", "log_joint",
+    "log_lik[]", "loglik[]", "log_likelihood[]", "log_lik_pointwise[]",
+    # PyMC / ArviZ sample_stats
+    "acceptance_rate", "diverging", "divergences", "energy", "energy_error", "max_energy_error",
+    "step_size", "step_size_bar", "tree_depth", "n_steps", "reached_max_treedepth",
+    "perf_counter_diff", "perf_counter_start", "process_time_diff", "index_in_trajectory",
+    "largest_eigval", "smallest_eigval",
+    # NumPyro's extra fields
+    "potential_energy", "num_steps", "accept_prob", "mean_accept_prob", "adapt_state",
+})
+
+# A trailing index as samplers write it: "[3]", "[1,2]" (brackets), ".3", ".1.2" (CmdStan).
+_INDEX = re.compile(r"(\[[^\[\]]*\]|(\.[0-9]+)+)$")
 
 
 def is_bookkeeping(column: Any) -> bool:
-    """Whether a column name is a sampler's bookkeeping (``iter``, ``chain``, ``lp__``, ...)."""
-    label = column[-1] if isinstance(column, tuple) and column else column
-    text = label.strip().lower() if isinstance(label, str) else ""
-    return text in _BOOKKEEPING or (text.endswith("__") and len(text) > 2)
+    """Whether a column name is a sampler's bookkeeping column, not an item: an iteration
+    counter (``iter``, ``chain``, ``.draw``), Stan's ``lp__`` and the other names ending in
+    ``__``, the log density or a pointwise log-likelihood (``log_lik``, ``log_lik[3]``,
+    ``log_lik.3``), a sample statistic of PyMC, ArviZ or NumPyro (``diverging``,
+    ``accept_prob``, ...). A tuple (a MultiIndex column) is judged by its last level. Case and
+    surrounding spaces are ignored.
+
+    Examples
+    --------
+    >>> [is_bookkeeping(c) for c in ("lp__", "log_lik[12]", "log_lik.12", "Chain", "z[3]", "sample.3")]
+    [True, True, True, True, False, False]
+    >>> is_bookkeeping(("sample_stats", "lp")), is_bookkeeping(("posterior", "z[0]"))
+    (True, False)
+    """
+    if isinstance(column, tuple) and column:
+        column = column[-1]
+    text = column.strip().lower() if isinstance(column, str) else ""
+    if not text:
+        return False
+    if text in _BOOKKEEPING or (text.endswith("__") and len(text) > 2):
+        return True
+    base = _INDEX.sub("", text)
+    return base + "[]" in _BOOKKEEPING
 
 
 def check_label_frame(x: Any, name: str) -> None:
@@ -194,6 +266,13 @@ def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np
             arr = np.array(arr.tolist())
         except (ValueError, TypeError, OverflowError):
             arr = np.empty(0, dtype=object)  # ragged: refused below
+        if arr.dtype == object and arr.size and _all_python_integers(arr):
+            beyond = max(arr.ravel().tolist(), key=abs)
+            raise ValueError(
+                f"{name} contains integer labels beyond the 64-bit range (e.g. {beyond}); only which items share "
+                "a label matters, so relabel them first, e.g. np.unique(np.asarray(labels, dtype=object), "
+                "return_inverse=True)[1]"
+            )
         if arr.dtype == object or arr.dtype.kind not in "biuf":
             raise ValueError(
                 f"{name} must be a rectangular array of integer labels (got ragged or non-numeric input)"
@@ -224,6 +303,12 @@ def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np
             raise ValueError(f"{name} contains labels too large to represent exactly")
         return arr.astype(np.int64)
     raise TypeError(f"{name} must contain integer labels, got dtype {arr.dtype}")
+
+
+def _all_python_integers(arr: np.ndarray) -> bool:
+    """Whether every element of an object array is an integer (not a bool): numpy keeps such
+    an array as objects only when some integer is beyond the 64-bit range."""
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in arr.ravel().tolist())
 
 
 def as_label_matrix(x: Any, name: str, n: Optional[int] = None) -> tuple[np.ndarray, bool]:

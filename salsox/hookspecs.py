@@ -14,7 +14,8 @@ runtime, without packaging, with :func:`salsox.plugins.register` -- in a noteboo
 Every hook is called with no arguments and returns a sequence; salsox collects the results of
 all plugins. Names are case-insensitive and must be unique across plugins and must not be a
 built-in loss name. An installed plugin that breaks these rules, fails to import (even with
-``sys.exit``) or whose hook raises does not break the others: :func:`salsox.plugins.list_plugins`
+``sys.exit``), whose hook raises or that implements a hook not specified here (a misspelt
+``salsox_loss``) does not break the others: :func:`salsox.plugins.list_plugins`
 and ``salsox plugins`` list it with its error, a :class:`salsox.plugins.PluginWarning` is issued
 once, a built-in name keeps selecting the built-in loss, and a name two plugins provide
 raises :class:`salsox.plugins.PluginError` naming both. :func:`salsox.plugins.register`

@@ -32,7 +32,7 @@ def no_engine(monkeypatch):
     "kwargs, error, match",
     [
         (dict(loss="VII"), ValueError, "unknown loss 'VII'"),
-        (dict(max_clusters=0), ValueError, "max_clusters must be >= 1"),
+        (dict(max_clusters=0), ValueError, "max_clusters=0: .*pass None"),
         (dict(max_clusters="2"), TypeError, "max_clusters must be an integer"),
         (dict(complete=dict(n_runs=-1)), ValueError, "complete.*n_runs must be >= 1"),
         (dict(complete=dict(bogus=1)), TypeError, "complete has 'bogus'"),

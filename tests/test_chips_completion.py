@@ -95,7 +95,8 @@ def test_cli_chips_json_and_text(tmp_path, capsys) -> None:
     # Text: one line per item, CHIPS label then completed label.
     assert cli.main(["chips", str(path), "--threshold", "0.5", "--seed", "3", "--runs", "8"]) == 0
     lines = capsys.readouterr().out.split()
-    assert lines == [f"{a},{b}" for a, b in zip(ref.labels, ref.completed.labels)]
+    rows = [f"{i},{a},{b}" for i, (a, b) in enumerate(zip(ref.labels, ref.completed.labels))]
+    assert lines == ["item,chips,completed"] + rows
     # Threshold 0: the path table.
     assert cli.main(["chips", str(path), "--seed", "3", "--runs", "8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -175,3 +175,37 @@ def test_memory_limit_one_byte_below_the_path_estimate_is_refused_up_front(monke
         salsox.chips(draws, n_runs=8, n_jobs=2, seed=1, memory_limit=need - 1)
     assert calls == []
     assert salsox.chips(draws, n_runs=8, n_jobs=2, seed=1, memory_limit=need).labels.shape == (301, 300)
+
+
+def test_text_and_html_views_show_the_head_and_tail_of_a_long_path() -> None:
+    """A path of n + 1 states prints its first and last ones and a line saying how many are
+    not shown, not n + 1 lines (issue 47); max_rows=None prints them all."""
+    draws = _noisy(5, H=60, n=40)
+    res = salsox.chips(draws, seed=1, n_runs=4)
+    frame = res.to_dataframe()
+    rows = [f"{m:>6d} {k:>8d} {p:>11.4g}" for m, k, p in zip(frame["n_items"], frame["n_clusters"],
+                                                               frame["probability"])]
+    lines = res.to_text().splitlines()
+    assert lines[0].startswith("CHIPS path: 41 states of 40 items")
+    assert lines[2:12] == rows[:10] and lines[13:] == rows[-5:]
+    assert lines[12] == "... 26 states not shown (to_text(max_rows=None) or to_dataframe() has them all) ..."
+    assert str(res) == res.to_text()
+    assert res.to_text(max_rows=None).splitlines()[2:] == rows  # every state
+    three = res.to_text(max_rows=3).splitlines()
+    assert three[2:4] == rows[:2] and "38 states not shown" in three[4] and three[5:] == rows[-1:]
+    page = res._repr_html_()
+    assert page.count("<tr>") == 1 + 15 + 1  # the header, 15 states and the "..." row
+    assert "26 states not shown" in page
+    for m in (40, 39, 31, 4, 0):  # the first ten and last five states' sizes
+        assert f"<tr><td>{m}</td>" in page
+    assert "<tr><td>30</td>" not in page and "<tr><td>5</td>" not in page
+    with pytest.raises(ValueError, match="max_rows must be >= 1"):
+        res.to_text(max_rows=0)
+
+
+def test_a_short_path_is_shown_whole() -> None:
+    draws = _noisy(2, H=80, n=12)
+    res = salsox.chips(draws, seed=3, n_runs=8)
+    lines = res.to_text().splitlines()
+    assert len(lines) == 2 + 13 and "not shown" not in res.to_text()
+    assert res._repr_html_().count("<tr>") == 1 + 13 and "not shown" not in res._repr_html_()

@@ -112,9 +112,10 @@ def test_usage_errors_exit_2(capsys):
     assert_one_line_error(run("estimate"), 2, "required: DRAWS")
     assert_one_line_error(run("estimate", IRIS, "--runs", "0"), 2, "--runs must be >= 1")
     assert_one_line_error(main(capsys, "frobnicate"), 2, "invalid choice")
-    assert_one_line_error(main(capsys, "ball", IRIS, "--level", "2"), 2, "level must be in (0, 1]")
-    assert_one_line_error(main(capsys, "estimate", IRIS, "--loss", "nope", "--runs", "1"), 1, "unknown loss 'nope'")
-    assert_one_line_error(main(capsys, "estimate", IRIS, "--loss", "omARI", "--a", "2"), 1, "has no costs")
+    assert_one_line_error(main(capsys, "ball", IRIS, "--level", "2"), 2, "--level must be in (0, 1]")
+    assert_one_line_error(main(capsys, "estimate", IRIS, "--loss", "nope", "--runs", "1"), 2,
+                          "--loss nope: unknown loss 'nope'")
+    assert_one_line_error(main(capsys, "estimate", IRIS, "--loss", "omARI", "--a", "2"), 2, "--a/--b", "has no costs")
     assert main(capsys).returncode == 2  # no command: help on stderr
 
 
@@ -145,7 +146,7 @@ def test_estimate_with_names_prints_item_label_csv(files, capsys, tmp_path):
     assert plain.stdout.splitlines()[1:] == [f"{i},{v}" for i, v in enumerate(expected.labels)]
     bad = main(capsys, "estimate", str(files / "iris.npy"), "--runs", "1", "--with-names",
                "-o", str(tmp_path / "labels.npy"))
-    assert_one_line_error(bad, 1, "--with-names", ".npy")
+    assert_one_line_error(bad, 2, "--with-names", ".npy")
 
 
 def test_csv_fields_with_commas_or_quotes_are_quoted():
@@ -229,7 +230,7 @@ def test_summary_with_plot(tmp_path, capsys):
     payload = json.loads(proc.stdout)
     assert payload["n_items"] == 82 and mds.stat().st_size > 1000
     assert_one_line_error(
-        main(capsys, "summary", GALAXY, "--plot", str(tmp_path / "x.png"), "--kind", "pairs"), 1, "needs --data"
+        main(capsys, "summary", GALAXY, "--plot", str(tmp_path / "x.png"), "--kind", "pairs"), 2, "needs --data"
     )
 
 
@@ -317,8 +318,8 @@ def test_ball_and_tune_in_process(tmp_path, capsys):
     assert cli.main(["tune", IRIS, "-k", "3", "--runs", "1", "--seed", "2", "--loss", "VI"]) == 0
     captured = capsys.readouterr()
     assert len(set(captured.out.split())) == 3 and "gives 3 clusters" in captured.err
-    assert cli.main(["tune", IRIS, "-k", "151"]) == 1
-    assert "only 150 items" in capsys.readouterr().err
+    assert cli.main(["tune", IRIS, "-k", "151"]) == 2
+    assert "--clusters 151 is unreachable: there are only 150 items" in capsys.readouterr().err
 
 
 def test_plugins_demo_version(capsys):

@@ -103,7 +103,7 @@ def test_a_bad_plot_extension_is_refused_before_any_work(capsys, files, monkeypa
     calls = []
     monkeypatch.setattr(salsox.diagnostics, "diagnose", lambda *a, **k: calls.append(1))
     proc = main(capsys, "diagnose", str(files / "chains.nc"), *OPTIONS, "--plot", str(files / "traces.pgn"))
-    assert proc.returncode == 1 and not calls
+    assert proc.returncode == 2 and not calls
     assert "--plot" in proc.stderr and "extension" in proc.stderr and "png" in proc.stderr
 
 
@@ -119,22 +119,22 @@ def test_plots(capsys, files, tmp_path, kind):
 @pytest.mark.parametrize(
     "args, code, needle",
     [
-        (["stacked.npy"], 1, "--chains"),
-        (["stacked.npy", "--chains", "3"], 1, "does not divide"),
-        (["chain0.csv", "chain1.csv", "--chains", "2"], 1, "one file per chain"),
-        (["chains.nc", "--chains", "2"], 1, "chain' dimension"),
+        (["stacked.npy"], 2, "--chains"),
+        (["stacked.npy", "--chains", "3"], 2, "does not divide"),
+        (["chain0.csv", "chain1.csv", "--chains", "2"], 2, "one file per chain"),
+        (["chains.nc", "--chains", "2"], 2, "chain' dimension"),
         (["chain0.csv", "chain1.csv", "--rhat", "1"], 2, "--rhat"),
         (["chain0.csv", "chain1.csv", "--ess", "-5"], 2, "--ess"),
         (["chain0.csv", "chain1.csv", "--references", "0"], 2, "--references"),
         (["chain0.csv", "chain1.csv", "--distance", "euclid"], 2, "--distance"),
+        (["chain0.csv", "chain1.csv", "--references", "51"], 2, "--references must be in [1, 50], got 51"),
         (["chain0.csv", "chain1.csv", "--alpha", "0"], 2, "--alpha"),
-        (["chain0.csv", "chain1.csv", "--alpha", "1"], 1, "alpha"),
+        (["chain0.csv", "chain1.csv", "--alpha", "1"], 2, "--alpha must be below 1"),
         (["chain0.csv", "chain1.csv", "--permutations", "0"], 2, "--permutations"),
         (["chain0.csv", "chain1.csv", "--gap-draws", "x"], 2, "--gap-draws"),
-        (["chain0.csv", "chain1.csv", "--plot", "out.txt"], 1, "--plot out.txt"),
-        (["chain0.csv", "chain1.csv", "--references", "51"], 1, "n_references"),
+        (["chain0.csv", "chain1.csv", "--plot", "out.txt"], 2, "--plot out.txt"),
         (["chain0.csv", "missing.csv"], 1, "missing.csv"),
-        (["chain0.csv", "chain1.csv", "--out", "chain1.csv"], 1, "overwrite"),
+        (["chain0.csv", "chain1.csv", "--out", "chain1.csv"], 2, "overwrite"),
     ],
 )
 def test_bad_input_is_one_line(capsys, files, monkeypatch, args, code, needle):

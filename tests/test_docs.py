@@ -96,9 +96,6 @@ def _parse_blocks(text: str) -> List[_Block]:
     return blocks
 
 
-# Examples that use the reader's own files or ArviZ / xarray objects: they run against stand-ins
-# (see _readers_own).
-_USES_READERS_OWN = re.compile(r"draws\.csv|draws\.npz|idata\.nc|\bidata\b|\bda\b|\bds\b")
 # A session with the package that plugins.md builds installed (section 5): it runs in a process
 # of its own where that package is installed (see _install_page_package), since the page's
 # runtime registrations (section 6) would conflict with it.
@@ -107,6 +104,7 @@ _NEEDS_PAGE_PACKAGE = re.compile(r"salsox_mylosses")
 # The pages whose examples run here, each in one namespace, in order, as a reader runs them.
 PAGES = [
     "index.md",
+    "item_names.md",
     "getting_started.md",
     "losses.md",
     "chips.md",
@@ -135,36 +133,16 @@ _RUN_HERE_INSTEAD: Dict[str, List[Tuple[str, str]]] = {
 }
 
 
-def _readers_own(namespace: Dict[str, Any]) -> None:
-    """Stand-ins, in the working directory and the namespace, for what the examples assume the
-    reader has: draws.csv (as R's write.csv writes it), draws.npz, idata.nc, and idata, da
-    and ds (an InferenceData, a DataArray and a Dataset): 5 chains of the example draws."""
-    import numpy as np
-
-    az = pytest.importorskip("arviz")
-    from salsox.datasets import example_draws
-
-    draws = example_draws().draws
-    header = ",".join(['""'] + [f'"V{j + 1}"' for j in range(draws.shape[1])])
-    rows = [",".join([f'"{i + 1}"'] + [str(v + 1) for v in row]) for i, row in enumerate(draws)]
-    Path("draws.csv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-    np.savez("draws.npz", draws=draws)
-    idata = az.from_dict(posterior={"z": draws.reshape(5, -1, draws.shape[1])})
-    idata.to_netcdf("idata.nc")
-    namespace.update(idata=idata, da=idata.posterior["z"], ds=idata.posterior)
-
-
 @contextlib.contextmanager
 def _page_setting(page: str, blocks: List[_Block]) -> Iterator[Dict[str, Any]]:
-    """The namespace the page's examples run in, in a working directory of their own (with
-    the stand-ins of _readers_own when an example needs them); for large.md, a Dask cluster."""
+    """The namespace the page's examples run in, in a working directory of their own (the
+    files they read, they write themselves: nothing is provided but, for the one example of
+    large.md that connects to a Dask scheduler, a LocalCluster to connect to)."""
     namespace: Dict[str, Any] = {"__name__": "__docs__"}
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as cwd, contextlib.ExitStack() as stack:
         os.chdir(cwd)
         stack.callback(os.chdir, here)
-        if any(b.lang in ("python", "pycon") and _USES_READERS_OWN.search(b.code) for b in blocks):
-            _readers_own(namespace)
         if page == "large.md":
             distributed = pytest.importorskip("distributed")
             namespace["cluster"] = stack.enter_context(
@@ -228,6 +206,16 @@ def _run_page(path: Path, with_page_package: bool = False) -> int:
     return ran
 
 
+def _runnable_blocks(path: Path, with_page_package: bool = False) -> int:
+    """How many examples _run_page must run: every Python and ``pycon`` block of the page
+    (those using the package plugins.md builds in the run with it, the others without)."""
+    blocks = _parse_blocks(path.read_text(encoding="utf-8"))
+    return sum(
+        b.lang in ("python", "pycon") and bool(_NEEDS_PAGE_PACKAGE.search(b.code)) == with_page_package
+        for b in blocks
+    )
+
+
 def _install_page_package(page: str, site: Path) -> None:
     """Install the package that plugins.md builds (section 5) into ``site``, as pip would for
     Python: src/salsox_mylosses/plugin.py holds the blocks defining the classes, the function
@@ -266,7 +254,8 @@ def _run_isolated(page: str, with_page_package: bool = False) -> None:
         tests = str(Path(__file__).resolve().parent)
         script = (
             f"import sys; sys.path.append({tests!r}); import test_docs as t; "
-            f"assert t._run_page(t.DOCS / {page!r}, with_page_package={with_page_package}) >= 1"
+            f"ran = t._run_page(t.DOCS / {page!r}, with_page_package={with_page_package}); "
+            f"assert ran >= 1 and ran == t._runnable_blocks(t.DOCS / {page!r}, {with_page_package}), ran"
         )
         proc = subprocess.run(
             [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
@@ -276,12 +265,14 @@ def _run_isolated(page: str, with_page_package: bool = False) -> None:
 
 @pytest.mark.parametrize("page", PAGES + ISOLATED_PAGES)
 def test_examples_run_and_print_what_the_page_shows(page: str) -> None:
-    """Every Python example of the page runs (in order, one namespace); a ```text block right
-    after an example is its exact output."""
+    """Every Python example of the page runs (in order, one namespace, in an empty working
+    directory: the files an example reads, the page makes); a ```text block right after an
+    example is its exact output."""
     if page in ISOLATED_PAGES:
         _run_isolated(page)
-    else:
-        assert _run_page(DOCS / page) >= 1
+    else:  # every example of the page, none skipped, with nothing provided but what it makes
+        ran = _run_page(DOCS / page)
+        assert ran >= 1 and ran == _runnable_blocks(DOCS / page), (ran, _runnable_blocks(DOCS / page))
 
 
 def test_plugins_page_package_installs_and_runs() -> None:

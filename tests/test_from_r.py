@@ -169,10 +169,48 @@ def test_cli_takes_r_a(capsys, tmp_path):
     assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5"]) == 0
     got = float(capsys.readouterr().out)
     assert got == pytest.approx(salsox.partition_loss(draws[3], draws, salsox.Binder(a=1.5, b=0.5)), rel=1e-9)
-    assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5", "--a", "2"]) == 1
+    assert cli.main(["loss", str(labels), str(path), "--loss", "binder", "--r-a", "1.5", "--a", "2"]) == 2
     assert "not both" in capsys.readouterr().err
-    assert cli.main(["loss", str(labels), str(path), "--loss", "omARI", "--r-a", "1.5"]) == 1
+    assert cli.main(["loss", str(labels), str(path), "--loss", "omARI", "--r-a", "1.5"]) == 2
     assert "binder and VI" in capsys.readouterr().err
+
+
+_R_ZERO = "maxNClusters = 0"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d, k: salsox.salso(d, max_clusters=k),
+        lambda d, k: salsox.chips(d, 0.5, max_clusters=k),
+        lambda d, k: salsox.wasabi(d, 2, max_clusters=k),
+        lambda d, k: salsox.tune(d, "binder", 3, max_clusters=k),
+    ],
+    ids=["salso", "chips", "wasabi", "tune"],
+)
+def test_max_clusters_zero_says_to_pass_none(call):
+    """R's maxNClusters = 0 is the default cap; max_clusters=0 says to pass None (issue 47)."""
+    draws = load_draws("iris")[:20, :30]
+    for zero in (0, np.int64(0)):
+        with pytest.raises(ValueError, match=rf"^max_clusters=0: .*{_R_ZERO}.*pass None"):
+            call(draws, zero)
+    with pytest.raises(ValueError, match=r"^max_clusters must be >= 1, got -1$"):  # other values as before
+        call(draws, -1)
+    with pytest.raises(TypeError, match="max_clusters must be an integer"):
+        call(draws, False)
+
+
+@pytest.mark.parametrize("command", ["estimate", "tune", "chips"])
+def test_cli_max_clusters_zero_says_to_leave_it_out(capsys, tmp_path, command):
+    from salsox import cli
+
+    path = tmp_path / "d.npy"
+    np.save(path, load_draws("iris")[:20, :30])
+    extra = ["-k", "3"] if command == "tune" else []
+    assert cli.main([command, str(path), *extra, "--max-clusters", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--max-clusters 0" in err and _R_ZERO in err and "leave --max-clusters out" in err
+    assert "max_clusters" not in err
 
 
 def _first_appearance(row) -> tuple:

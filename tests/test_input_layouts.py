@@ -359,13 +359,15 @@ def test_text_reader_reads_pandas_csv(tmp_path, capsys):
     pd.DataFrame(DRAWS).to_csv(plain, index=False)  # header 0,1,2,3
     pd.DataFrame(DRAWS).to_csv(indexed)  # header ,0,1,2,3 and an index column
     assert plain.read_text().splitlines()[0] == "0,1,2,3"
-    assert np.allclose(_psm_via_cli(capsys, plain), salsox.psm(DRAWS))
-    code, out, err = _cli(capsys, "psm", str(plain))
-    assert "read as a header of column numbers" in err and "--header no" in err
-    assert np.array_equal(cli.read_matrix(str(indexed)), DRAWS)
-    # --header no reads the numbers as a draw (here: a draw of four singletons).
+    # 0,1,2,3 could be pandas' column numbers or a draw of four singletons: read as a draw,
+    # with a warning saying so (issue 49: a draw is never dropped).
     both = np.vstack([np.arange(4), DRAWS])
-    assert np.allclose(_psm_via_cli(capsys, plain, "--header", "no"), salsox.psm(both))
+    code, out, err = _cli(capsys, "psm", str(plain), "--jobs", "1")
+    assert code == 0 and np.allclose(np.loadtxt(out.splitlines(), delimiter=","), salsox.psm(both))
+    assert "salsox: warning:" in err and "could be a header" in err and "--header yes" in err, err
+    assert np.array_equal(cli.read_matrix(str(indexed)), DRAWS)
+    # --header yes reads it as pandas' header.
+    assert np.allclose(_psm_via_cli(capsys, plain, "--header", "yes"), salsox.psm(DRAWS))
     # A 0,1,...,w-1 line alone is data, and so is a column of labels starting at 0.
     single = tmp_path / "single.csv"
     single.write_text("0,1,2,3\n")
@@ -410,13 +412,13 @@ def test_out_may_not_overwrite_an_input(tmp_path, capsys, command):
     extra = ["--clusters", "2"] if command == "tune" else []
     for alias in (str(path), str(tmp_path / "." / "d.csv")):
         code, out, err = _cli(capsys, command, str(path), *extra, "--out", alias)
-        assert code == 1 and "would overwrite the input" in err, err
+        assert code == 2 and "would overwrite the input" in err, err
     assert path.read_bytes() == before
     labels = tmp_path / "labels.txt"
     labels.write_text("0\n0\n1\n1\n")
     if command in ("summary", "ball"):
         code, out, err = _cli(capsys, command, str(path), "--labels", str(labels), "--out", str(labels))
-        assert code == 1 and "--out" in err and "labels file" in err, err
+        assert code == 2 and "--out" in err and "labels file" in err, err
         assert labels.read_text() == "0\n0\n1\n1\n"
 
 

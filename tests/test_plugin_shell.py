@@ -68,10 +68,10 @@ def test_tune_names_the_parameter_of_a_runtime_plugin(capsys, draws_file, runtim
     expected = salsox.tune(DRAWS, vi_with(), 5, param="lam", seed=2)
     assert got["param"] == "lam" and got["value"] == pytest.approx(expected.value)
     assert got["labels"] == expected.estimate.labels.tolist()
-    # an unknown --param is the usual one-line error
+    # an unknown --param is a bad argument: one line, exit status 2
     code, out, err = run(capsys, "tune", draws_file, "-k", "5", "--loss", "vi-two-params", "--tune", "lam",
                          "--param", "zeta=1")
-    assert code == 1 and "--param zeta=1" in err and "lam, c" in err
+    assert code == 2 and "--param zeta=1" in err and "lam, c" in err
 
 
 def test_ball_takes_a_plugin_distance_with_its_parameters(capsys, draws_file, tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_ball_takes_a_plugin_distance_with_its_parameters(capsys, draws_file, tm
     assert expected.radius == pytest.approx(2 * plain.radius)  # the parameters were applied
     code, out, err = run(capsys, "ball", draws_file, "--labels", str(labels), "--distance", "vi-plugin",
                          "--param", "a=2")
-    assert code == 1 and "--distance-param" in err
+    assert code == 2 and "--distance-param" in err
 
 
 # --- the notebook -----------------------------------------------------------------------------

@@ -186,18 +186,18 @@ def test_param_sets_plugin_and_builtin_parameters(runtime, capsys, draws_file):
 @pytest.mark.parametrize(
     "args, code, needle",
     [
-        (["--loss", "jaccard", "--param", "lam=1"], 1, "--param lam=1: loss 'jaccard' has no parameter 'lam'"),
-        (["--loss", "VI", "--param", "c=1"], 1, "loss 'VI' has no parameter 'c' (its parameters: a, b)"),
+        (["--loss", "jaccard", "--param", "lam=1"], 2, "--param lam=1: loss 'jaccard' has no parameter 'lam'"),
+        (["--loss", "VI", "--param", "c=1"], 2, "loss 'VI' has no parameter 'c' (its parameters: a, b)"),
         (
-            ["--loss", "vi-plugin", "--param", "a=-1"], 1,
+            ["--loss", "vi-plugin", "--param", "a=-1"], 2,
             "--param a=-1: loss 'vi-plugin' refused it: a and b must be > 0",
         ),
-        (["--loss", "VI", "--param", "a=1", "--param", "a=2"], 1, "--param a is given twice"),
+        (["--loss", "VI", "--param", "a=1", "--param", "a=2"], 2, "--param a is given twice"),
         (["--loss", "VI", "--param", "a"], 2, "expected NAME=VALUE"),
         (["--loss", "VI", "--param", "a=x"], 2, "the value of a must be a number, got 'x'"),
         (["--loss", "VI", "--param", "a=inf"], 2, "the value of a must be finite"),
-        (["--initializer", "no-such-start"], 1, "unknown initializer 'no-such-start'; choose one of:"),
-        (["--prob-initializer", "0.5"], 1, "--prob-initializer needs --initializer NAME"),
+        (["--initializer", "no-such-start"], 2, "unknown initializer 'no-such-start'; choose one of:"),
+        (["--prob-initializer", "0.5"], 2, "--prob-initializer needs --initializer NAME"),
         (["--initializer", "psm-hclust", "--prob-initializer", "2"], 2, "--prob-initializer must be in [0, 1]"),
     ],
 )
@@ -457,8 +457,15 @@ def test_tune_a_registered_loss_by_name_and_its_setup_per_search(runtime):
 
 def test_tune_argument_errors():
     draws = _small_draws()
-    with pytest.raises(ValueError, match="loss 'cs-binder' has the parameters a, b: name the one to tune"):
-        salsox.tune(draws, _count_sum_binder(), 2)
+    renamed = CountSumLoss(
+        name="cs-binder-renamed",
+        sums={"J": ("cell", _squares), "E": ("estimate", _squares), "D": ("draw", _squares)},
+        formula="(lam * D + c * E - (lam + c) * J) / (n * n)",
+        params={"lam": 1.0, "c": 1.0},
+    )
+    with pytest.raises(ValueError, match="'cs-binder-renamed' has the parameters lam, c and none called a: name the "
+                                         "one to tune with param="):
+        salsox.tune(draws, renamed, 2)
     with pytest.raises(ValueError, match="param: loss 'VI' has no parameter 'c'"):
         salsox.tune(draws, "VI", 2, param="c")
     with pytest.raises(ValueError, match="unreachable within the bounds .*a=2 gives .* and a=3 gives"):

@@ -833,6 +833,70 @@ def test_cli_lists_broken_plugins(installed, capsys, tmp_path):
     )
 
 
+def _misspelt_module(name, *, with_good_hook=False):
+    """A plugin module whose hook is misspelt (``salsox_loss``), as a user wrote it (issue 47);
+    with ``with_good_hook``, one more hook that is spelt right."""
+    module = types.ModuleType(name)
+
+    @salsox.hookimpl
+    def salsox_loss():  # never called: salsox's hook is salsox_losses
+        return [_named_loss("never-seen")]
+
+    @salsox.hookimpl
+    def salsox_initialisers():  # British spelling of salsox_initializers
+        return []
+
+    module.salsox_loss = salsox_loss
+    module.salsox_initialisers = salsox_initialisers
+    if with_good_hook:
+
+        @salsox.hookimpl
+        def salsox_losses():
+            return [_named_loss("spelt-right")]
+
+        module.salsox_losses = salsox_losses
+    return module
+
+
+def test_a_misspelt_hook_lists_the_plugin_as_broken_naming_the_hook(installed, capsys, runtime):
+    installed(
+        _FakeEntryPoint("typo", lambda: _misspelt_module("typo_plugin"), dist="typo-dist"),
+        _FakeEntryPoint("half-typo", lambda: _misspelt_module("half_typo_plugin", with_good_hook=True)),
+        _FakeEntryPoint("good", lambda: _Provides([_HalfVI])),
+    )
+    with pytest.warns(plugins.PluginWarning, match="'salsox_loss'") as warned:
+        entries = _by_plugin(plugins.list_plugins())
+    assert len(warned) == 2  # one per plugin with unknown hooks
+    typo = entries[("typo", "plugin", "typo")]
+    assert typo.status == "broken" and typo.source == "typo-dist 1.0"
+    assert "'salsox_loss' (did you mean 'salsox_losses'?)" in typo.error
+    assert "'salsox_initialisers' (did you mean 'salsox_initializers'?)" in typo.error
+    with pytest.raises(PluginError, match="unknown hooks"):
+        typo.factory()
+    assert not any(e.name == "never-seen" for e in entries.values())
+    # The hooks spelt right still count; the plugin is listed as broken beside them.
+    assert entries[("half-typo", "loss", "spelt-right")].ok
+    assert entries[("half-typo", "plugin", "half-typo")].status == "broken"
+    assert entries[("good", "loss", "half-vi")].ok
+    assert salsox.losses.get_loss("spelt-right").name == "spelt-right"
+    # From the shell: listed as broken with the hook named, no traceback, exit 0.
+    from salsox import cli
+
+    assert cli.main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("typo "))
+    assert row.split()[1:3] == ["plugin", "broken"]
+    assert "salsox_loss' (did you mean 'salsox_losses'?)" in out
+    assert cli.main(["plugins", "--json"]) == 0
+    listed = {(e["plugin"], e["kind"]): e for e in json.loads(capsys.readouterr().out)}
+    assert listed[("typo", "plugin")]["status"] == "broken"
+    assert "salsox_loss" in listed[("typo", "plugin")]["error"]
+    # At runtime such a plugin is refused (nothing registered), naming the hook.
+    with pytest.raises(PluginError, match="'salsox_loss' \\(did you mean 'salsox_losses'\\?\\)"):
+        plugins.register(_misspelt_module("at_runtime"), name="at-runtime")
+    assert plugins.registry()._pm.get_plugin("at-runtime") is None
+
+
 # ---------------------------------------------------------------------------------------------
 # Loss values that are not finite reals, and dlso with a plugin loss (issue 12)
 # ---------------------------------------------------------------------------------------------

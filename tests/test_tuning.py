@@ -83,3 +83,100 @@ def test_bad_arguments(iris):
         salsox.tune(iris, "binder", 2, b=-1.0)
     with pytest.raises(ValueError, match="max_evaluations"):
         salsox.tune(iris, "binder", 4, n_runs=1, seed=5, max_evaluations=2)
+
+
+# --- one default parameter for Python and the shell; R's scale beside the paper's (issue 47) ---
+
+
+def _plogp(counts, n):
+    p = counts / n
+    return p * np.log2(np.where(counts > 0, p, 1.0))
+
+
+def _vi_costs(name: str, first: str, second: str):
+    """VI as a count sum whose two costs are called ``first`` and ``second``."""
+    from salsox.plugins import CountSumLoss
+
+    return CountSumLoss(
+        name, {"D": ("draw", _plogp), "E": ("estimate", _plogp), "C": ("cell", _plogp)},
+        f"{first} * D + {second} * E - ({first} + {second}) * C", params={first: 1.0, second: 1.0},
+    )
+
+
+def test_default_param_is_one_rule():
+    from salsox.search.tuning import default_param
+
+    assert default_param(salsox.Binder()) == "a" and default_param(salsox.VI(a=2, b=1)) == "a"
+    assert default_param(_vi_costs("vi-ab", "b", "a")) == "a"  # the cost a, wherever it is listed
+    with pytest.raises(ValueError, match="the parameters lam, c and none called a: name the one to tune"):
+        default_param(_vi_costs("vi-lam", "lam", "c"))
+    with pytest.raises(ValueError, match="'omARI' has no parameters to tune"):
+        default_param(salsox.OMARI())
+
+
+@pytest.mark.parametrize("loss", ["vi-plugin", "binder", "VI"])
+def test_python_and_shell_tune_the_same_parameter_by_default(iris, capsys, tmp_path, loss):
+    import json
+
+    from salsox import cli
+
+    draws = iris[:60]
+    path = tmp_path / "draws.npy"
+    np.save(path, draws)
+    expected = salsox.tune(draws, loss, 4, n_runs=2, seed=3)  # no param: the shared default
+    assert expected.param == "a"
+    assert cli.main(["tune", str(path), "-k", "4", "--loss", loss, "--runs", "2", "--seed", "3", "--json", "-q"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["param"] == expected.param and got["value"] == expected.value
+    assert got["labels"] == expected.estimate.labels.tolist()
+
+
+def test_a_loss_with_two_parameters_but_no_a_needs_one_named_in_python_and_on_the_shell(iris, capsys, tmp_path,
+                                                                                         runtime):
+    from salsox import cli
+
+    runtime(_vi_costs("vi-lam-c", "lam", "c"))
+    draws = iris[:60]
+    path = tmp_path / "draws.npy"
+    np.save(path, draws)
+    with pytest.raises(ValueError, match="name the one to tune with param="):
+        salsox.tune(draws, "vi-lam-c", 4)
+    assert cli.main(["tune", str(path), "-k", "4", "--loss", "vi-lam-c", "-q"]) == 2
+    assert "--loss vi-lam-c: loss 'vi-lam-c' has the parameters lam, c and none called a: name the one to tune with " \
+        "--tune (see salsox tune --help)" in capsys.readouterr().err
+    named = salsox.tune(draws, "vi-lam-c", 4, param="lam", n_runs=2, seed=3)
+    assert cli.main(["tune", str(path), "-k", "4", "--loss", "vi-lam-c", "--tune", "lam", "--runs", "2", "--seed",
+                     "3", "--json", "-q"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)["value"] == named.value
+
+
+@pytest.mark.parametrize("loss, cls", [("binder", salsox.Binder), ("VI", salsox.VI)])
+def test_tune_reports_a_on_rs_scale_too(iris, capsys, tmp_path, loss, cls):
+    import json
+
+    from salsox import cli
+
+    draws = iris[:60]
+    res = salsox.tune(draws, loss, 3, n_runs=2, seed=3)
+    a, b = res.loss.a, res.loss.b
+    assert res.r_a == pytest.approx(2 * a / (a + b), rel=1e-15) and 0 < res.r_a < 2
+    assert f"R's a={res.r_a:.6g}" in repr(res)
+    # R's loss (costs summing to 2) is the paper's times 2 / (a + b): the same estimate.
+    r_loss = cls.from_r(res.r_a)
+    assert salsox.partition_loss(res.estimate, draws, r_loss) == pytest.approx(
+        res.estimate.expected_loss * 2 / (a + b), rel=1e-9
+    )
+    assert salsox.tune(draws, loss, 3, b=0.5, n_runs=2, seed=3).r_a == pytest.approx(res.r_a, rel=1e-3)
+    # Other losses have no R scale.
+    assert salsox.tune(draws, "vi-plugin", 3, n_runs=2, seed=3).r_a is None
+    path = tmp_path / "draws.npy"
+    np.save(path, draws)
+    assert cli.main(["tune", str(path), "-k", "3", "--loss", loss, "--runs", "2", "--seed", "3", "--json", "-q"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["r_a"] == res.r_a and got["a"] == a
+    assert cli.main(["tune", str(path), "-k", "3", "--loss", loss, "--runs", "2", "--seed", "3", "-q"]) == 0
+    assert f"(R salso: {res.loss.name}(a={res.r_a:.8g}))" in capsys.readouterr().err
+    assert cli.main(["tune", str(path), "-k", "3", "--loss", "vi-plugin", "--runs", "2", "--seed", "3", "-q"]) == 0
+    assert "R salso" not in capsys.readouterr().err

@@ -240,10 +240,10 @@ def test_cli_wasabi_text_json_and_plots(tmp_path, capsys) -> None:
         assert main(args + (["--elbow"] if kind == "elbow" else [])) == 0
         assert out.stat().st_size > 0
     capsys.readouterr()
-    assert main(["wasabi", str(path), "-L", "2", "--plot", str(tmp_path / "x.png"), "--kind", "elbow"]) == 1
+    assert main(["wasabi", str(path), "-L", "2", "--plot", str(tmp_path / "x.png"), "--kind", "elbow"]) == 2
     assert "--kind elbow needs --elbow" in capsys.readouterr().err
-    assert main(["wasabi", str(path), "-L", "999"]) == 1
-    assert "distinct partitions" in capsys.readouterr().err
+    assert main(["wasabi", str(path), "-L", "999"]) == 2
+    assert "--particles 999 is more than" in capsys.readouterr().err
 
 
 def test_plots_titles_carry_the_weights() -> None:

@@ -23,6 +23,7 @@ from . import diagnose as diagnose_cmd
 from .common import _PATH_ARGS, _TRUTHY, CLIError, _error_message, _Parser
 from .common import _save_figure, _Spinner  # noqa: F401 - used as salsox.cli.<name> by tests
 from .common import read_labels, read_matrix
+from .arguments import ArgumentError, _subparser, usage_message
 
 __all__ = ["main", "build_parser", "read_matrix", "read_labels", "CLIError"]
 
@@ -61,10 +62,21 @@ def _check_outputs(args: argparse.Namespace) -> None:
             except OSError:
                 continue
             if same:
-                raise CLIError(
+                raise ArgumentError(
                     f"--{option} {out} is the {name} file {path}: writing it would overwrite the input; "
                     "choose another output file"
                 )
+
+
+def _usage_error(err: BaseException, parser: argparse.ArgumentParser, args: argparse.Namespace) -> Optional[str]:
+    """The message of ``err`` when it is a bad argument (exit status 2), in the options' words;
+    None for any other error. :class:`ArgumentError` is one; a reader's error (a file) is not;
+    a ValueError or TypeError of the library is one when it names an option's keyword."""
+    if isinstance(err, ArgumentError):
+        return str(err)
+    if isinstance(err, CLIError) or not isinstance(err, (ValueError, TypeError)):
+        return None
+    return usage_message(err, _subparser(parser, args.command), args)
 
 
 def _debug_enabled() -> bool:
@@ -93,7 +105,8 @@ def _one_line_warnings() -> Iterator[List[str]]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit status (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
+    """Run the command line; returns the exit status (0 success, 1 error, 2 a bad argument, named
+    as the option, 130 Ctrl-C)."""
     # A plugin's failure is the user's (or the plugin's) to fix, not our bug.
     from ..registry import PluginError, plugin_origin
 
@@ -140,8 +153,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         origin = plugin_origin(err)
         if origin is not None:  # raised in a plugin's code: say whose, as for any plugin failure
             sys.stderr.write(f"salsox: error: {origin} raised {type(err).__name__}: {_error_message(err, paths)}\n")
-        else:
-            sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
+            return 1
+        usage = _usage_error(err, parser, args)
+        if usage is not None:  # a bad argument: status 2, in the option's words, as argparse's
+            prog = f"{parser.prog} {args.command}"
+            sys.stderr.write(f"{prog}: error: {_error_message(ValueError(usage), paths)} (see {prog} --help)\n")
+            return 2
+        if isinstance(err, MemoryError):  # "lower max_clusters or n_jobs": the options' words, status 1
+            said = usage_message(err, _subparser(parser, args.command), args)
+            err = MemoryError(said) if said is not None else err
+        sys.stderr.write(f"salsox: error: {_error_message(err, paths)}\n")
         return 1
     except Exception as err:  # a bug: in a plugin (named) or in salsox; one line, with a way to see more
         origin = plugin_origin(err)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .arguments import ArgumentError
 from .common import (
-    CLIError,
     _add_draws,
     _apply_params,
     _param_pair,
     _add_jobs,
     _add_loss,
     _add_one_based,
+    _add_result_plot,
     _add_search,
+    _plot_result,
+    _require_matplotlib,
+    read_data,
     _estimate_or_labels,
     _load_draws,
     _probability,
@@ -26,14 +30,23 @@ def run(args: argparse.Namespace) -> int:
     from ..uncertainty.credible_ball import credible_ball
 
     if args.labels is not None and args.param:
-        raise CLIError(
+        raise ArgumentError(
             "--param sets the search's --loss, which --labels skips; set the distance's parameters with "
             "--distance-param NAME=VALUE"
         )
     distance = _apply_params(get_loss(args.distance), args.distance_param, "--distance-param")
+    if args.plot is not None:
+        _require_matplotlib()
+    if args.data is not None and args.plot is None:
+        raise ArgumentError("--data is for --plot: give --plot FILE too")
     draws = _load_draws(args)
+    data = read_data(args.data) if args.data else None
     labels, _ = _estimate_or_labels(args, draws)
     ball = credible_ball(labels, draws, distance, args.level, n_jobs=args.jobs)
+    if args.plot is not None:
+        from .. import plots
+
+        _plot_result(lambda: plots.plot_credible_ball(ball, data, draws=draws), args.plot, args.dpi)
     _write_report(ball, args)
     return 0
 
@@ -68,4 +81,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the ball as JSON (with the bounds' labels)")
     p.add_argument("--out", "-o", help="write the report to this file")
     _add_one_based(p, "cluster labels and draw numbers")
+    _add_result_plot(p, "the ball's partitions side by side (at --data's features, else an MDS map of the draws)")
     p.set_defaults(handler=run)

@@ -11,15 +11,23 @@ from typing import Any, Dict, Iterable, Iterator, Optional
 
 import numpy as np
 
+from .arguments import ArgumentError
 from .common import (
     CLIError,
     _add_draws,
     _add_jobs,
     _add_loss,
     _add_one_based,
+    _add_result_plot,
+    _csv_field,
+    _plot_result,
+    _require_matplotlib,
+    read_data,
     _estimate_dict,
+    _item_names_or_numbers,
     _jsonable,
     _load_draws,
+    _max_clusters,
     _positive_int,
     _resolve_loss,
     _write,
@@ -30,7 +38,14 @@ def run(args: argparse.Namespace) -> int:
     """CHIPS sub-partition (or path) of the draws; single mode completes it with SALSO."""
     from ..uncertainty.chips import Unallocated, chips
 
+    if args.plot is not None:
+        if args.path or not args.threshold:
+            raise ArgumentError("--plot draws one sub-partition: give --threshold above 0, without --path")
+        _require_matplotlib()
+    if args.data is not None and args.plot is None:
+        raise ArgumentError("--data is for --plot: give --plot FILE too")
     draws = _load_draws(args)
+    data = read_data(args.data) if args.data else None
     names = None if draws.item_names is None else [str(v) for v in draws.item_names]
     shift = 1 if args.one_based else 0
 
@@ -59,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
             lines = ["n_items,probability"] + [f"{int(k)},{float(p):.10g}" for k, p in zip(sizes, probs)]
             _write("\n".join(lines), args.out)
         return 0
+    if args.plot is not None:
+        from .. import plots
+
+        _plot_result(lambda: plots.plot_chips(res, data), args.plot, args.dpi)
     u = res.unallocated
     assert isinstance(u, Unallocated)  # single mode
     completed = res.completed
@@ -80,9 +99,13 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(
         f"salsox: {res.n_items} of {len(res.labels)} items allocated, probability {res.probability:.6g}\n"
     )
-    # One line per item: CHIPS label (-1 unallocated) and, when completed, the full partition's label.
+    # A CSV, one line per item named as in the draws (numbered without names): its CHIPS label
+    # (-1 unallocated) and, when completed, the full partition's label.
     cols = [shifted(res.labels)] if completed is None else [shifted(res.labels), shifted(completed.labels)]
-    _write("\n".join(",".join(str(int(c[i])) for c in cols) for i in range(len(res.labels))), args.out)
+    items = [_csv_field(v) for v in _item_names_or_numbers(draws, len(res.labels), args.one_based)]
+    header = "item,chips" + ("" if completed is None else ",completed")
+    rows = (",".join([items[i], *(str(int(c[i])) for c in cols)]) for i in range(len(res.labels)))
+    _write("\n".join([header, *rows]), args.out)
     return 0
 
 
@@ -119,11 +142,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--path", action="store_true", help="print the path even with --threshold > 0")
     p.add_argument("--no-complete", action="store_true", help="do not complete the sub-partition by SALSO")
     _add_loss(p)
-    p.add_argument("--max-clusters", type=_positive_int("--max-clusters"), default=None, help="cap for the completion")
+    p.add_argument("--max-clusters", type=_max_clusters, default=None, help="cap for the completion")
     p.add_argument("--runs", type=_positive_int("--runs"), default=64, help="CHIPS runs (default 64)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, reported in --json)")
     _add_jobs(p)
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("--out", "-o", help="output file (default stdout)")
     _add_one_based(p, "cluster labels (-1 stays unallocated) and item numbers")
+    _add_result_plot(p, "the sub-partition (at --data's features, else an MDS map of the draws)")
     p.set_defaults(handler=run)

@@ -4,6 +4,8 @@ writing results, progress on stderr and plots to files."""
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import json
 import math
 import sys
@@ -16,9 +18,10 @@ import numpy as np
 
 from ..progress import fit_line
 from ..io.readers import HEADER_CHOICES as _HEADER_CHOICES
-from ..io.readers import InputError, escape_controls, read_labels, read_matrix, shown
+from ..io.readers import InputError, escape_controls, read_labels, read_matrix, read_matrix_named, shown
+from .arguments import ArgumentError
 
-__all__ = ["CLIError", "read_labels", "read_matrix"]
+__all__ = ["CLIError", "read_labels", "read_matrix", "read_named_labels"]
 
 # A user-facing error: printed as one line, exit status 1. The readers' errors are the same
 # class, so a bad input file and a bad option read alike.
@@ -54,8 +57,49 @@ def _load_draws(args: argparse.Namespace) -> Any:
 
     key, var = getattr(args, "key", None), getattr(args, "var", None)
     if key is not None and var is not None:
-        raise CLIError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
+        raise ArgumentError("give --key (an array of a .npz file) or --var (a netCDF variable), not both")
     return read_draws(args.draws, key if var is None else var, header=getattr(args, "header", "auto"))
+
+
+def read_named_labels(path: str, *, several: bool = False, draws: Any = None) -> Any:
+    """A labels file: an ``item,label`` CSV (``estimate --with-names`` output, in any row order)
+    as :class:`salsox.io.NamedLabels`, matched to the draws' items by its item column; any other
+    layout as :func:`read_labels` reads it (positions). The item column is text; it is read as
+    integers when ``draws`` name their items by integers and every item parses as one."""
+    import csv
+
+    from ..io import NamedLabels
+
+    if path != "-" and Path(path).suffix.lower() not in (".npy", ".npz"):
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        lines = [line for line in text.splitlines() if line.strip()]
+        head = [f.strip().strip("'").lower() for f in next(csv.reader(lines[:1]))] if lines else []
+        if head in (["item", "label"], ["", "item", "label"]):
+            rows = list(csv.reader(lines[1:]))
+            if len(head) == 3:  # R's write.csv: a first column of row numbers
+                rows = [row[1:] for row in rows]
+            bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
+            if bad is not None:
+                raise CLIError(f"labels file {path}, line {bad + 2}: an item,label file has two fields a line")
+            items = [row[0].strip() for row in rows]
+            try:
+                labels = [int(row[1]) for row in rows]
+            except ValueError:
+                raise CLIError(f"labels file {path}: the label column must hold integers") from None
+            names = getattr(draws, "item_names", None)
+            if names is not None and all(isinstance(v, int) for v in names):
+                try:
+                    items = [int(v) for v in items]  # type: ignore[misc]
+                except ValueError:
+                    pass  # text that names no integer: refused by name when matched
+            try:
+                return NamedLabels(labels, items)
+            except ValueError as err:
+                raise CLIError(f"labels file {path}: {err}") from None
+    return read_labels(path, several=several)
 
 
 def _jsonable(x: Any) -> Any:
@@ -124,7 +168,7 @@ def _check_with_names(args: argparse.Namespace) -> None:
     """Before any search: --with-names writes text, which a .npy --out cannot hold."""
     out = getattr(args, "out", None)
     if getattr(args, "with_names", False) and out is not None and out.lower().endswith(".npy"):
-        raise CLIError("--with-names writes text: give --out a text file name, not .npy")
+        raise ArgumentError("--with-names writes text: give --out a text file name, not .npy")
 
 
 def _add_with_names(p: argparse.ArgumentParser) -> None:
@@ -230,10 +274,10 @@ def _resolve_loss(args: argparse.Namespace) -> Any:
         loss = get_loss(args.loss, a=args.a, b=args.b)
     else:
         if args.a is not None or args.b is not None:
-            raise ValueError("give --r-a (R's a) or --a/--b (the costs), not both")
+            raise ArgumentError("give --r-a (R's a) or --a/--b (the costs), not both")
         from_r = getattr(type(get_loss(args.loss)), "from_r", None)
         if from_r is None:
-            raise ValueError(f"--r-a applies to the binder and VI losses, not to {args.loss!r}")
+            raise ArgumentError(f"--r-a applies to the binder and VI losses, not to {args.loss!r}")
         loss = from_r(r_a)
     return _apply_params(loss, getattr(args, "param", None))
 
@@ -243,7 +287,7 @@ def _apply_params(loss: Any, pairs: Optional[Sequence[Tuple[str, float]]], flag:
     values: Dict[str, float] = {}
     for name, value in pairs or ():
         if name in values:
-            raise CLIError(f"{flag} {name} is given twice")
+            raise ArgumentError(f"{flag} {name} is given twice")
         values[name] = value
     if not values:
         return loss
@@ -253,7 +297,9 @@ def _apply_params(loss: Any, pairs: Optional[Sequence[Tuple[str, float]]], flag:
     except ValueError as err:  # an unknown name, or a value the loss refuses: the user's to fix
         text = _error_message(err)
         named = repr(loss.name) in text
-        raise CLIError(f"{shown}: {text}" if named else f"{shown}: loss {loss.name!r} refused it: {text}") from None
+        raise ArgumentError(
+            f"{shown}: {text}" if named else f"{shown}: loss {loss.name!r} refused it: {text}"
+        ) from None
 
 
 def _param_pair(text: str) -> Tuple[str, float]:
@@ -288,7 +334,7 @@ def _search(args: argparse.Namespace, draws: Any) -> Any:
         options["initializer"] = args.initializer
     if getattr(args, "prob_initializer", None) is not None:
         if getattr(args, "initializer", None) is None:
-            raise CLIError("--prob-initializer needs --initializer NAME")
+            raise ArgumentError("--prob-initializer needs --initializer NAME")
         options["prob_initializer"] = args.prob_initializer
     bar = _progress_bar(args, f"salsox {loss.name}")
     # Looked up at call time, so that salsox.search.salso can be replaced (tests do).
@@ -318,7 +364,7 @@ def _estimate_dict(est: Any, one_based: bool) -> Dict[str, Any]:
 def _estimate_or_labels(args: argparse.Namespace, draws: Any) -> Any:
     """Labels from --labels, or a fresh estimate; returns (labels, loss)."""
     if args.labels is not None:
-        return read_labels(args.labels), _resolve_loss(args)
+        return read_named_labels(args.labels, draws=draws), _resolve_loss(args)
     est = _search(args, draws)
     return est.labels, est.loss
 
@@ -337,7 +383,7 @@ def _plot_summary(
 
     if kind == "pairs":
         if data is None:
-            raise CLIError("--kind pairs needs --data FILE (the n x p features of the items)")
+            raise ArgumentError("--kind pairs needs --data FILE (the n x p features of the items)")
         fig = plots.plot_pairs(summary, data)
     elif kind == "loss-dendrogram":
         fig = plots.plot_dendrogram(summary, draws, kind="loss").figure
@@ -392,13 +438,55 @@ def _positive_int(name: str, maximum: Optional[int] = None) -> Callable[[str], i
     return parse
 
 
+def _max_clusters(text: str) -> int:
+    """``--max-clusters``: an integer >= 1; 0 (R's ``maxNClusters = 0``, no cap) is told to
+    leave the option out."""
+    try:
+        zero = int(text) == 0
+    except ValueError:
+        zero = False  # not an integer: _positive_int says so
+    if zero:
+        raise argparse.ArgumentTypeError(
+            "--max-clusters 0 is how R's salso asks for the default cap (maxNClusters = 0); here leave "
+            "--max-clusters out"
+        )
+    return _positive_int("--max-clusters")(text)
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a positive number of threads, or -1 for the CPUs the process may use."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs must be an integer, got {text!r}") from None
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(
+            f"--jobs must be a positive number of threads, or -1 for the CPUs the process may use, got {value}"
+        )
+    return value
+
+
+def _r_a(text: str) -> float:
+    """``--r-a``: R salso's a, in (0, 2) (the costs are a and 2 - a)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--r-a must be a number, got {text!r}") from None
+    if not 0.0 < value < 2.0:
+        raise argparse.ArgumentTypeError(
+            f"--r-a must be in (0, 2) (R's a; the costs are a and 2 - a), got {text}: at 0 or 2 one cost is zero "
+            "and a trivial partition always wins"
+        )
+    return value
+
+
 def _probability(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"--level must be a number, got {text!r}") from None
     if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"level must be in (0, 1], got {value}")
+        raise argparse.ArgumentTypeError(f"--level must be in (0, 1], got {value}")
     return value
 
 
@@ -432,8 +520,9 @@ def _add_draws(p: argparse.ArgumentParser) -> None:
         "--header",
         choices=_HEADER_CHOICES,
         default="auto",
-        help="whether a text draws file starts with a header line (default auto: a line of column "
-        "names, or 0,1,...,n-1 as pandas writes)",
+        help="whether a text draws file starts with a header line (default auto: a line that cannot be a "
+        "draw, mostly names; a line of distinct integers such as pandas' 0,1,...,n-1 is read as a draw "
+        "with a warning: --header yes for a header)",
     )
 
 
@@ -454,7 +543,7 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
     )
     p.add_argument(
         "--r-a",
-        type=float,
+        type=_r_a,
         default=None,
         metavar="A",
         help="R salso's a for binder / VI (R's binder(a=A)): costs a=A, b=2-A, A in (0, 2)",
@@ -464,7 +553,7 @@ def _add_loss(p: argparse.ArgumentParser, default: str = "VI") -> None:
 def _add_search(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-clusters",
-        type=_positive_int("--max-clusters"),
+        type=_max_clusters,
         default=None,
         help="cap on the number of clusters (default: most clusters in any draw)",
     )
@@ -488,7 +577,87 @@ def _add_search(p: argparse.ArgumentParser) -> None:
 
 
 def _add_jobs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", "-j", type=int, default=None, help="threads (default: the CPUs the process may use)")
+    p.add_argument(
+        "--jobs", "-j", type=_jobs, default=None, help="threads, or -1 (default): the CPUs the process may use"
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class DataTable:
+    """The --data file as the plots read a table: its values, column names (the header's, else
+    x0, x1, ...) and row names (a first column of names, else None: rows in item order)."""
+
+    values: np.ndarray
+    columns: List[str]
+    index: Optional[List[str]]
+
+    def to_numpy(self) -> np.ndarray:
+        return self.values
+
+
+def read_data(path: str) -> DataTable:
+    """The features of the items for --kind pairs, with the names the plots match and show."""
+    values, names = read_matrix_named(path, "data")
+    if values.ndim == 1:
+        values = values[:, None]
+    columns = list(names) if names is not None else [f"x{j}" for j in range(values.shape[1])]
+    return DataTable(values, columns, _row_names(path, values.shape[0], values.shape[1]))
+
+
+def _row_names(path: str, m: int, p: int) -> Optional[List[str]]:
+    """The first field of each data line when the reader dropped it as a column of row names
+    (each of the last ``m`` lines holds ``p + 1`` fields); None otherwise."""
+    if path == "-" or Path(path).suffix.lower() in (".npy", ".npz"):
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(lines) < m:
+        return None
+    delimiter = "," if "," in lines[0] else ("\t" if "\t" in lines[0] else None)
+    if delimiter is None:
+        fields = [line.split() for line in lines[-m:]]
+    else:
+        fields = [[f.strip() for f in row] for row in csv.reader(lines[-m:], delimiter=delimiter)]
+    if any(len(row) != p + 1 for row in fields):
+        return None
+    return [row[0].strip().strip("'") for row in fields]
+
+
+def _add_result_plot(p: argparse.ArgumentParser, what: str) -> None:
+    """--plot FILE, --data FILE and --dpi of a subcommand whose result has one plot."""
+    p.add_argument("--plot", metavar="FILE", help=f"save {what} (format from the extension)")
+    _add_data(p, "--plot")
+    p.add_argument(
+        "--dpi", type=_positive_int("--dpi", _MAX_DPI), default=100, help=f"resolution of --plot, 1 to {_MAX_DPI}"
+    )
+
+
+def _plot_result(draw: Callable[[], Any], path: str, dpi: int) -> None:
+    """Save the figure ``draw()`` returns (an Axes or a Figure) to ``path``, off screen."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: never open a window from the command line
+    import matplotlib.pyplot as plt
+
+    drawn = draw()
+    fig = getattr(drawn, "figure", drawn)
+    try:
+        _save_figure(fig, path, dpi)
+    finally:
+        plt.close(fig)
+
+
+def _add_data(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--data",
+        metavar="FILE",
+        help=f"features of the items (n x p) that {what} draws them at; a header names the axes, and a first "
+        "column of row names is matched to the draws' item names (by position, with a warning, when only one "
+        "side names them)",
+    )
 
 
 def _add_plot(p: argparse.ArgumentParser) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, List
 
 from ..io.files import NETCDF_SUFFIXES, read_netcdf_variable
+from .arguments import ArgumentError
 from .common import (
-    CLIError,
     _add_jobs,
     _add_loss,
     _jsonable,
@@ -34,24 +34,24 @@ def _load_chains(args: argparse.Namespace) -> Any:
     netcdf = [f for f in files if Path(f).suffix.lower() in NETCDF_SUFFIXES]
     if len(files) == 1 and netcdf:
         if args.chains is not None:
-            raise CLIError("--chains is for a draws matrix; a netCDF file has its own 'chain' dimension")
+            raise ArgumentError("--chains is for a draws matrix; a netCDF file has its own 'chain' dimension")
         return read_netcdf_variable(files[0], args.var), None
     if files.count("-") > 1:
-        raise CLIError("stdin (-) can be read once")
+        raise ArgumentError("stdin (-) can be read once")
     key = args.var
     if len(files) > 1:
         if args.chains is not None:
-            raise CLIError("--chains splits one draws file; with one file per chain leave it out")
+            raise ArgumentError("--chains splits one draws file; with one file per chain leave it out")
         return [read_draws(f, key, header=args.header) for f in files], None
     draws = read_draws(files[0], key, header=args.header)
     if args.chains is None:
-        raise CLIError(
+        raise ArgumentError(
             f"{files[0]} holds one draws matrix: say how many chains it stacks with --chains C "
             "(consecutive blocks of equal length), or give one file per chain"
         )
     h = draws.n_draws
     if h % args.chains:
-        raise CLIError(f"--chains {args.chains} does not divide the {h} draws into chains of equal length")
+        raise ArgumentError(f"--chains {args.chains} does not divide the {h} draws into chains of equal length")
     return draws.labels_matrix(), np.repeat(np.arange(args.chains), h // args.chains)
 
 
@@ -63,18 +63,18 @@ def run(args: argparse.Namespace) -> int:
         _require_matplotlib()
         _check_plot_format(args.plot)  # before any work: a typo must not cost the whole run
         if args.out is not None and os.path.abspath(args.out) == os.path.abspath(args.plot):
-            raise CLIError("--out and --plot name the same file")
+            raise ArgumentError("--out and --plot name the same file")
     for path in (args.out, args.plot):
         if path is None or not os.path.exists(path):
             continue
         for f in args.draws:
             if f != "-" and os.path.exists(f) and os.path.samefile(path, f):
-                raise CLIError(f"{path} is the draws file {f}: writing it would overwrite the input")
+                raise ArgumentError(f"{path} is the draws file {f}: writing it would overwrite the input")
     loss = _resolve_loss(args)
     draws, chains = _load_chains(args)
     diag = diagnose(
         draws, chains=chains, loss=loss, distance=args.distance, n_references=args.references, n_runs=args.runs,
-        rhat_threshold=args.rhat, ess_threshold=args.ess, alpha=args.alpha, n_permutations=args.permutations,
+        rhat_threshold=args.rhat, ess_threshold=args.ess, alpha=args.alpha, n_permutations=args.n_permutations,
         gap_draws=args.gap_draws, ts=args.ts, seed=args.seed, n_jobs=args.jobs,
     )
     if args.json:
@@ -87,13 +87,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_plot_format(path: str) -> None:
-    """A CLIError unless matplotlib can write the format that ``path``'s extension names."""
+    """An ArgumentError (exit status 2) unless matplotlib can write the format that ``path``'s
+    extension names."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     formats = FigureCanvasBase.get_supported_filetypes()
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in formats:
-        raise CLIError(
+        raise ArgumentError(
             f"--plot {path}: the extension must name an image format ({', '.join(sorted(formats))})"
         )
 
@@ -188,7 +189,8 @@ def add_parser(sub: Any) -> None:
         help="false-alarm rate of the calibrated R-hat limit and of the gap test (default 0.01)",
     )
     p.add_argument(
-        "--permutations", type=_positive_int("--permutations"), default=999, metavar="P",
+        # dest n_permutations: diagnose's keyword, so that its messages name --permutations
+        "--permutations", dest="n_permutations", type=_positive_int("--permutations"), default=999, metavar="P",
         help="random relabellings of blocks of draws behind them (default 999)",
     )
     p.add_argument(

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from .common import _add_draws, _add_jobs, _add_loss, _load_draws, _resolve_loss, _write, read_labels
+from .common import _add_draws, _add_jobs, _add_loss, _load_draws, _resolve_loss, _write, read_named_labels
 
 
 def run(args: argparse.Namespace) -> int:
     from ..metrics import partition_loss
 
-    labels = read_labels(args.labels, several=True)
     draws = _load_draws(args)
+    labels = read_named_labels(args.labels, several=True, draws=draws)
     values = partition_loss(labels, draws, _resolve_loss(args), n_jobs=args.jobs)
     values = np.atleast_1d(np.asarray(values, dtype=np.float64))
     _write("\n".join(f"{v:.10g}" for v in values.tolist()), None)

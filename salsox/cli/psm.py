@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from .common import CLIError, _add_draws, _add_jobs, _load_draws, _positive_int, _write
+from .common import CLIError, _add_draws, _add_jobs, _csv_field, _load_draws, _positive_int, _write
 
 
 def run(args: argparse.Namespace) -> int:
     from ..metrics import psm
 
-    matrix = psm(_load_draws(args), n_jobs=args.jobs)
+    draws = _load_draws(args)
+    matrix = psm(draws, n_jobs=args.jobs)
     out = args.out
     if out is not None and out.lower().endswith(".npy"):
         try:
@@ -23,6 +24,9 @@ def run(args: argparse.Namespace) -> int:
             raise CLIError(f"cannot write {out}: {err.strerror or err}") from None
         return 0
     lines = [",".join(f"{v:.{args.digits}g}" for v in row) for row in matrix.tolist()]
+    if draws.item_names is not None:  # a header and a first column of the items' names (R's write.csv)
+        names = [_csv_field(str(v)) for v in draws.item_names]
+        lines = ["item," + ",".join(names)] + [f"{name},{line}" for name, line in zip(names, lines)]
     _write("\n".join(lines), out)
     return 0
 

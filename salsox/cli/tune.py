@@ -19,6 +19,7 @@ from .common import (
     _item_names_or_numbers,
     _jsonable,
     _load_draws,
+    _max_clusters,
     _positive_int,
     _progress_enabled,
     _write,
@@ -27,36 +28,46 @@ from .common import (
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..search.tuning import tune
+    from ..search.tuning import default_param, tune
 
     from ..losses import get_loss
 
     _check_with_names(args)
     loss = _apply_params(get_loss(args.loss), args.param)  # a plugin's loss, its other parameters set
     draws = _load_draws(args)
-    # The CLI tunes the cost a by default, a plugin's too (vi-plugin's a); --tune names another.
-    param = args.tune if args.tune is not None else ("a" if "a" in loss.params else None)
-    what = param or "its parameter"
+    # --tune names the parameter; without it, salsox.tune's own default (default_param).
+    param = args.tune
+    what = param if param is not None else default_param(loss)
     with _Spinner(sys.stderr, f"tuning {what} for {args.clusters} clusters", enabled=_progress_enabled(args)) as spin:
         result = tune(
             draws, loss, args.clusters, param=param, bounds=args.bounds, b=args.b,
             max_clusters=args.max_clusters, n_runs=args.runs, seed=args.seed, n_jobs=args.jobs,
         )
-    spin.finish(f"salsox: {result.param} = {result.value:.8g} after {len(result.history)} searches")
+    r_side = _r_side(result)
+    spin.finish(f"salsox: {result.param} = {result.value:.8g}{r_side} after {len(result.history)} searches")
     if args.json:
         payload = _estimate_dict(result.estimate, args.one_based)
-        payload.update(_jsonable({"a": result.a, "b": result.b, "history": result.history, "seed": result.seed}))
+        payload.update(_jsonable({"a": result.a, "b": result.b, "r_a": result.r_a, "history": result.history,
+                                  "seed": result.seed}))
         payload.update(_jsonable({"param": result.param, "value": result.value}))
         _write(json.dumps(payload), args.out)
         return 0
     sys.stderr.write(
         f"salsox: {result.loss!r} gives {result.estimate.n_clusters} clusters "
-        f"(expected loss {result.estimate.expected_loss:.10g})\n"
+        f"(expected loss {result.estimate.expected_loss:.10g}){r_side}\n"
     )
     est = result.estimate
     names = _item_names_or_numbers(est, len(est.labels), args.one_based) if args.with_names else None
     _write_labels(est.labels, args.out, args.one_based, names)
     return 0
+
+
+def _r_side(result: Any) -> str:
+    """For Binder and VI, the loss found on R salso's scale (costs summing to 2), e.g.
+    ``" (R salso: binder(a=1.9001364))"``; "" for other losses."""
+    if result.r_a is None:
+        return ""
+    return f" (R salso: {result.loss.name}(a={result.r_a:.8g}))"
 
 
 def add_parser(sub: Any) -> None:
@@ -79,7 +90,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--tune", metavar="NAME", default=None,
-        help="the parameter to tune (default: a for binder and VI, else the loss's only parameter)",
+        help="the parameter to tune (default, as salsox.tune's: the cost a of a loss that has one, else the "
+        "loss's only parameter)",
     )
     p.add_argument(
         "--param", type=_param_pair, action="append", metavar="NAME=VALUE",
@@ -92,7 +104,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--b", type=float, default=None, help="fixed cost b of binder / VI (default 1)")
     p.add_argument(
         "--max-clusters",
-        type=_positive_int("--max-clusters"),
+        type=_max_clusters,
         default=None,
         help="cap on the number of clusters (default: most clusters in any draw)",
     )
@@ -101,7 +113,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no spinner on stderr")
     _add_jobs(p)
     p.add_argument("--out", "-o", help="write labels (or JSON) to this file (.npy for a numpy array)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON (estimate, a, b, history)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (estimate, a, b, r_a: R's a, history)")
     p.add_argument("--one-based", action="store_true", help="labels start at 1, as in R (default 0)")
     _add_with_names(p)
     p.set_defaults(handler=run)

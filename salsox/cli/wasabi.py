@@ -6,8 +6,10 @@ import argparse
 import json
 from typing import Any
 
+from .arguments import ArgumentError
 from .common import (
-    CLIError,
+    _add_data,
+    read_data,
     _add_draws,
     _add_jobs,
     _jsonable,
@@ -27,8 +29,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _require_matplotlib()
         if args.kind == "elbow" and not args.elbow:
-            raise CLIError("--kind elbow needs --elbow (W for L = 1..-L)")
+            raise ArgumentError("--kind elbow needs --elbow (W for L = 1..-L)")
+    if args.data is not None and (args.plot is None or args.kind not in ("mds", "heatmap")):
+        raise ArgumentError("--data is for --plot with --kind mds or heatmap (the particle panels)")
     draws = _load_draws(args)
+    data = read_data(args.data) if args.data else None
     options: dict[str, Any] = dict(
         init=args.init, n_starts=args.starts, max_iter=args.max_iter, eps=args.eps, mini_batch=args.mini_batch,
         n_runs=args.runs, n_jobs=args.jobs, seed=args.seed,
@@ -51,11 +56,11 @@ def run(args: argparse.Namespace) -> int:
         lines += [",".join(str(int(v)) for v in p) for p in res.particles]
         _write("\n".join(lines), args.out)
     if args.plot is not None:
-        _plot(res, curve, args)
+        _plot(res, curve, args, data)
     return 0
 
 
-def _plot(res: Any, curve: Any, args: argparse.Namespace) -> None:
+def _plot(res: Any, curve: Any, args: argparse.Namespace, data: Any = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # files only: never open a window from the command line
@@ -68,7 +73,7 @@ def _plot(res: Any, curve: Any, args: argparse.Namespace) -> None:
     elif args.kind == "contributions":
         fig = plots.plot_wasabi_contributions(res).figure
     else:
-        fig = plots.plot_wasabi(res, kind=args.kind)
+        fig = plots.plot_wasabi(res, data, kind=args.kind)
     try:
         _save_figure(fig, args.plot, args.dpi)
     finally:
@@ -113,6 +118,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("--out", "-o", help="output file (default stdout)")
     p.add_argument("--plot", metavar="FILE", help="save a plot (format from the extension)")
+    _add_data(p, "--plot's particle panels")
     p.add_argument(
         "--kind",
         choices=("mds", "heatmap", "contributions", "elbow"),

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .._validation import byte_size, check_int, check_n_jobs, check_seed
-from ..io import Draws
+from ..io import Draws, InItemOrder
 from ..losses import Loss, get_loss
 from ..search import Estimate, salso
 from ..search.salso_search import DEFAULT_MEMORY_LIMIT
@@ -202,7 +202,7 @@ def diagnose(
             part = halves[k][side]
             cap = max(part.max_clusters, int(starts.max()) + 1)
             est = salso(
-                part, loss, n_runs=starts.shape[0], initial=starts, max_clusters=cap, n_jobs=jobs,
+                part, loss, n_runs=starts.shape[0], initial=InItemOrder(starts), max_clusters=cap, n_jobs=jobs,
                 seed=_seed_of(seed, 1, k, side), memory_limit=limit,
             )
             half_labels[k, side] = est.labels

@@ -15,8 +15,9 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .._validation import as_integer_array
-from ..io import Draws
+from ..io import Draws, align, item_names_of
 from ..io.foreign import is_foreign
+from ..io.item_index import id_kind
 from ..io.foreign import _arviz_variable, _coord, _is_dataarray, _is_dataset, _is_inference_data
 
 __all__ = ["split_chains"]
@@ -63,6 +64,18 @@ def _chain_ids(chains: Any, h: int) -> Tuple[np.ndarray, List[Any]]:
     if isinstance(chains, (str, bytes)):
         raise TypeError("chains must be a sequence of one chain id per draw, got a string")
     try:
+        given = list(chains.tolist() if hasattr(chains, "tolist") else chains)
+    except TypeError:
+        given = []
+    kinds = {id_kind(v) for v in given}
+    if {"text", "number"} <= kinds:
+        text = next(v for v in given if id_kind(v) == "text")
+        number = next(v for v in given if id_kind(v) == "number")
+        raise ValueError(
+            f"chains mixes text and numbers (e.g. {text!r} and {number!r}): ids are compared as given, so "
+            "0 and '0' would be two chains that print alike; make them all text or all numbers"
+        )
+    try:
         ids = np.asarray(chains)
     except (TypeError, ValueError) as err:
         raise TypeError(f"chains must be a sequence of one chain id per draw ({err})") from None
@@ -108,6 +121,14 @@ def split_chains(draws: Any, chains: Any = None) -> Tuple[np.ndarray, Optional[n
         widths = {p.shape[1] for p in parts}
         if len(widths) != 1:
             raise ValueError(f"the chains have different numbers of items: {sorted(widths)}")
+        # Each chain's items matched to the first chain's by name (salsox.io.item_index).
+        chain_names = [item_names_of(c)[0] for c in draws]
+        names = next((v for v in chain_names if v is not None), None)
+        for i in range(len(parts)):
+            take = align(names, parts[0].shape[1] if names is None else len(names), chain_names[i],
+                         parts[i].shape[1], f"draws[{i}]", against="the first named chain")
+            if take is not None:
+                parts[i] = parts[i][:, take]
         if len(set(lengths)) != 1:
             raise ValueError(
                 f"the chains have different numbers of draws ({lengths}): R-hat and ESS compare chains "
@@ -115,6 +136,7 @@ def split_chains(draws: Any, chains: Any = None) -> Tuple[np.ndarray, Optional[n
             )
         array = np.stack([p.astype(np.int64, copy=False) for p in parts])
     else:
+        names = item_names_of(draws)[0]
         if isinstance(draws, Draws):
             draws = draws.labels_matrix()
         array = as_integer_array(draws, "draws")
@@ -133,7 +155,7 @@ def split_chains(draws: Any, chains: Any = None) -> Tuple[np.ndarray, Optional[n
                 )
             order = np.argsort(index, kind="stable")
             array = array[order].reshape(len(ids), int(counts[0]), array.shape[1])
-            return _checked(array), None, ids
+            return _checked(array), names, ids
         if chains is not None:
             raise ValueError("chains= is for an (H, n) matrix; a 3-D array already has its chains first")
     if array.ndim != 3:

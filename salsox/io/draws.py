@@ -10,6 +10,7 @@ import numpy as np
 from .. import _core
 from .._validation import as_integer_array
 from .foreign import convert_foreign_named
+from .item_index import check_item_names
 
 __all__ = ["Draws", "as_draws", "check_item_names"]
 
@@ -109,7 +110,14 @@ class Draws:
         try:
             return _core.CompactDraws(arr)
         except ValueError as err:
-            raise ValueError(f"draws: {err}") from None
+            hint = ""
+            if "clusters per draw" in str(err):
+                hint = (
+                    ". Between two partitions, pass each as a 1-D array of labels: partition_loss(estimate, "
+                    "truth, loss), RI and ARI take any number of clusters; salso and the other summaries of "
+                    "draws need every draw within 65536 clusters"
+                )
+            raise ValueError(f"draws: {err}{hint}") from None
 
     @property
     def item_names(self) -> Optional[np.ndarray]:
@@ -172,32 +180,6 @@ class Draws:
             f"Draws(n_draws={self.n_draws}, n_items={self.n_items}, "
             f"max_clusters={self.max_clusters}, label_bits={self.label_bits})"
         )
-
-
-def check_item_names(names: Any, n: int) -> Optional[np.ndarray]:
-    """``names`` as a read-only 1-D array of ``n`` names (None stays None)."""
-    if names is None:
-        return None
-    if isinstance(names, str):
-        raise TypeError("item_names must be a sequence of n names, not a single string")
-    try:
-        values = list(names)
-    except TypeError:
-        raise TypeError(f"item_names must be a sequence of n names, got {type(names).__name__}") from None
-    if any(isinstance(v, tuple) for v in values):
-        arr = np.empty(len(values), dtype=object)  # MultiIndex columns: one tuple per item
-        arr[:] = values
-    else:
-        arr = np.array(values, dtype=object)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"item_names must hold one name per item ({n}), got shape {arr.shape}")
-    # Plain Python values (numpy scalars print as np.str_('a') in reprs and JSON chokes on them);
-    # filled element by element, so that tuples (MultiIndex columns) stay one name each.
-    plain = [v.item() if isinstance(v, np.generic) else v for v in arr]
-    arr = np.empty(len(plain), dtype=object)
-    arr[:] = plain
-    arr.setflags(write=False)
-    return arr
 
 
 DrawsLike = Union[Draws, np.ndarray, Any]

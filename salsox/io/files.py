@@ -10,7 +10,7 @@ the items' names.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -25,7 +25,7 @@ __all__ = ["read_draws", "read_netcdf_variable", "NETCDF_SUFFIXES"]
 NETCDF_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".h5", ".hdf5")
 
 
-def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") -> Draws:
+def read_draws(path: Any, var: Optional[str] = None, *, header: Union[bool, str, None] = None) -> Draws:
     """Posterior draws of a partition from a file, with the items' names when it has them.
 
     Parameters
@@ -34,9 +34,13 @@ def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") ->
         The file; its extension says how to read it:
 
         * ``.csv``, ``.tsv``, ``.txt`` (anything else, too): one draw per line, comma-, tab-
-          or whitespace-separated integer labels. A header line of column names is kept as
-          the item names; R's row names (``write.csv(draws)``, ``write.table(draws)``) are
-          dropped. Lines starting with ``#`` and blank lines are skipped. ``"-"`` is stdin.
+          or whitespace-separated integer labels in ASCII decimal digits (``3``, ``-2``; an
+          integral ``3.0`` or ``3e2`` too; ``1_0`` and other scripts' digits are errors). A
+          header line of column names is kept as the item names, and so is a comment line of
+          names just above the first draw (``# a,b,c``, as ``np.savetxt(header=...)``
+          writes); R's row names (``write.csv(draws)``, ``write.table(draws)``) are dropped.
+          Other lines starting with ``#`` and blank lines are skipped. ``"-"`` is stdin.
+          Large files are parsed by pandas' C parser when pandas is installed.
         * ``.npy``; ``.npz`` (the array ``var``, else ``"draws"``, else its only array).
         * ``.nc`` (netCDF, also ``.nc4``, ``.h5``...): an xarray Dataset, or an ArviZ
           InferenceData file (its ``posterior`` group); ``var`` names the variable holding
@@ -45,9 +49,17 @@ def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") ->
           a netCDF engine (h5netcdf or netCDF4).
     var : str, optional
         The array (.npz) or variable (netCDF) holding the labels.
-    header : {"auto", "yes", "no"}, default "auto"
-        Text files: whether the first line is a header (auto: a line of names, or pandas'
-        ``0,1,...,n-1``).
+    header : bool or None, default None
+        Text files: whether the first line is a header. None decides from the line: it is a
+        header only when it cannot be a draw: more of its fields are names (neither numbers
+        nor missing values) than numbers (``NA``, ``.`` and numbers may stand among the
+        names, and are kept), or it is R's line of double-quoted names, or pandas'
+        ``,0,1,...`` above its index column. A first line that could be either, distinct integers such as the
+        ``0,1,...,n-1`` that ``pandas.DataFrame.to_csv(index=False)`` writes (also a draw of
+        singletons, as a chain started from them has), is read as a draw with a
+        :class:`salsox.SalsoxWarning`; pass ``header=True`` when it is a header. ``False``:
+        the first line is a draw. The command line's ``"auto"``, ``"yes"``, ``"no"`` are
+        taken too.
 
     Returns
     -------
@@ -59,7 +71,9 @@ def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") ->
     ValueError
         (:class:`salsox.io.readers.InputError`) A missing value (``NA``, ``NaN``, an empty
         field) or a non-integer anywhere, first line included, naming the line and field (the
-        draw and item for arrays); a ragged line; an unreadable or empty file.
+        draw and item for arrays); a ragged line; a sampler's bookkeeping column (``lp__``,
+        ``log_lik[3]``, ``chain``, ...) or an item named twice in the header, naming them; an
+        unreadable or empty file.
 
     Examples
     --------
@@ -70,10 +84,20 @@ def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") ->
     >>> d = salsox.read_draws(path)
     >>> d.n_draws, d.n_items, d.item_names.tolist()
     (2, 3, ['ant', 'bee', 'cat'])
+    >>> with open(path, "w") as f:                       # a chain started from singletons
+    ...     _ = f.write("0,1,2\\n0,0,1\\n0,0,0\\n")
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     d = salsox.read_draws(path)
+    >>> d.n_draws, d.item_names, caught[0].category.__name__
+    (3, None, 'SalsoxWarning')
+    >>> d = salsox.read_draws(path, header=True)          # pandas' column numbers: no names
+    >>> d.n_draws, d.item_names
+    (2, None)
     """
     shown = str(path)
-    if header not in HEADER_CHOICES:
-        raise ValueError(f"header must be one of {HEADER_CHOICES}, got {header!r}")
+    header = _header_choice(header)
     if var is not None and not isinstance(var, str):
         raise TypeError(f"var must be a string (a variable or array name), got {type(var).__name__}")
     suffix = Path(shown).suffix.lower() if shown != "-" else ""
@@ -95,6 +119,15 @@ def read_draws(path: Any, var: Optional[str] = None, *, header: str = "auto") ->
         return Draws(matrix, item_names=names, item_dim=dim)
     except (ValueError, TypeError) as err:
         raise InputError(f"{shown}: {err}") from None
+
+
+def _header_choice(header: Any) -> str:
+    """``header`` as the readers take it: "auto" (None), "yes" (True) or "no" (False)."""
+    if header is None or isinstance(header, (bool, np.bool_)):
+        return "auto" if header is None else ("yes" if header else "no")
+    if isinstance(header, str) and header in HEADER_CHOICES:
+        return header
+    raise ValueError(f"header must be True, False or None (decide from the line), got {header!r}")
 
 
 def _check_labels(matrix: np.ndarray, path: str) -> None:

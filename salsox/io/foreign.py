@@ -14,6 +14,8 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .item_index import check_item_names
+
 __all__ = ["from_xarray", "from_arviz", "convert_foreign", "convert_foreign_named", "is_foreign", "item_names_of"]
 
 # What an input says about its items: their names (None when unknown) and, from xarray, the
@@ -119,9 +121,10 @@ def _coord(data: Any, dim: str) -> Optional[np.ndarray]:
     try:
         if dim not in data.coords:
             return None
-        return np.asarray(data.coords[dim].values)
+        values = np.asarray(data.coords[dim].values)
     except (AttributeError, TypeError):
         return None
+    return check_item_names(values, len(values), f"the {dim!r} coordinate")
 
 
 def from_arviz(idata: Any, var_name: str, group: str = "posterior") -> np.ndarray:
@@ -194,7 +197,7 @@ def item_names_of(obj: Any) -> Names:
     if columns is not None and hasattr(obj, "iloc"):  # a pandas DataFrame
         if type(columns).__name__ == "RangeIndex" and columns.start == 0 and columns.step == 1:
             return None, None  # pandas' default labels are positions, not names
-        return np.asarray(columns), None
+        return check_item_names(np.asarray(columns), len(columns), "the DataFrame's columns"), None
     return None, None
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .._validation import looks_like_similarity
 from .draws import check_item_names
 from .foreign import item_names_of
+from .item_index import align, index_names
 
 __all__ = ["PSM", "refuse_similarity"]
 
@@ -36,6 +37,9 @@ class PSM:
     item_names: Optional[np.ndarray] = None
 
     def __init__(self, matrix: Any, *, item_names: Any = None) -> None:
+        if hasattr(matrix, "columns") and hasattr(matrix, "index") and hasattr(matrix, "iloc"):
+            matrix, found = _frame_in_column_order(matrix)
+            item_names = found if item_names is None else item_names
         if item_names is None:
             item_names = item_names_of(matrix)[0]
         if isinstance(matrix, PSM):
@@ -66,6 +70,21 @@ class PSM:
 
     def __repr__(self) -> str:
         return f"PSM(n_items={self.n_items})"
+
+
+def _frame_in_column_order(frame: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """A DataFrame similarity matrix as an array whose rows follow its columns, with the names:
+    rows and columns that both name the items are matched by name (salsox.io.item_index), so a
+    frame whose rows were reordered or sorted is read right."""
+    columns, rows = index_names(frame.columns), index_names(frame.index)
+    values = frame.to_numpy()
+    n = values.shape[1] if values.ndim == 2 else 0
+    col_names = None if columns is None else check_item_names(columns, len(columns), "psm's columns")
+    row_names = None if rows is None else check_item_names(rows, len(rows), "psm's index")
+    if col_names is None:
+        return values, row_names
+    take = align(col_names, n, row_names, values.shape[0], "psm's rows (its index)", against="its columns")
+    return (values if take is None else values[take]), col_names
 
 
 def refuse_similarity(x: Any, name: str, who: str) -> None:

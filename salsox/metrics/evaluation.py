@@ -12,10 +12,12 @@ from .._validation import (
     check_label_frame,
     check_n_jobs,
     looks_like_similarity,
+    relabel_rows,
     unwrap_estimate,
 )
 from ..engine import check_limit, finite_losses, psm_matrix
-from ..io import PSM, Draws, as_draws, convert_foreign, convert_foreign_named
+from ..io import PSM, Draws, align, aligned, as_draws, convert_foreign, convert_foreign_named, labels_and_names
+from ..io.item_index import is_labels_like
 from ..losses import Loss, get_loss
 from .two_partitions import needs_numpy_route, two_partition_loss
 
@@ -104,6 +106,9 @@ def as_truth(truth: Any, loss: Loss, name: str = "draws") -> Union[Draws, PSM]:
         return truth
     if isinstance(truth, Draws):
         return truth
+    if name == "truth" and is_labels_like(truth):  # partition_loss's one named partition (Series, dict...)
+        values, names = labels_and_names(truth, name)
+        return Draws(as_integer_array(values, name).reshape(1, -1), item_names=names)
     # xarray DataArray / ArviZ InferenceData (optional); their item names, or a DataFrame's, are kept
     truth, names, dim = convert_foreign_named(unwrap_estimate(truth))
     check_label_frame(truth, name)  # a DataFrame's iter, lp__ or string columns are not items
@@ -222,14 +227,14 @@ def partition_loss(
     0.5
     """
     loss = get_loss(loss)
-    estimate = unwrap_estimate(estimate)
-    _check_argument_order(estimate, truth)
+    _check_argument_order(unwrap_estimate(estimate), truth)
     pair = _between_two_partitions(estimate, truth, loss)
     if pair is not None:
         return float(pair[0]) if np.ndim(unwrap_estimate(estimate)) == 1 else pair
     t = as_truth(truth, loss, "truth")
     n = t.n_items
-    est, single = as_label_matrix(estimate, "estimate", n)
+    # The estimate's items matched to the truth's by name (salsox.io.item_index).
+    est, single = as_label_matrix(aligned(estimate, t.item_names, n, "estimate", against="truth"), "estimate", n)
     jobs = check_n_jobs(n_jobs)
     limit = check_limit(memory_limit)
     route = loss._route(t)
@@ -242,6 +247,9 @@ def _between_two_partitions(estimate: Any, truth: Any, loss: Loss) -> Optional[n
     """The losses of ``estimate`` against ``truth`` when ``truth`` is one partition and a
     partition has more clusters than the engine's tables hold (numpy, no table needed); None
     otherwise (the engine computes them)."""
+    if is_labels_like(truth):
+        truth, names = labels_and_names(truth, "truth")
+        estimate = aligned(estimate, names, len(truth), "estimate", against="truth")
     truth = unwrap_estimate(convert_foreign(truth))
     if isinstance(truth, (Draws, PSM)) or hasattr(truth, "iloc"):
         return None
@@ -285,22 +293,37 @@ def _losses(est: np.ndarray, truth: Union[Draws, PSM], loss: Loss, n_jobs: int) 
 def _partition_and_truth(x: Any, y: Any) -> tuple:
     """(one partition, its truth) from RI/ARI's arguments: one of them may be draws (an H x n
     matrix or Draws), the other must be one partition. Their order does not matter, as the
-    indices are symmetric."""
-    x, y = (convert_foreign(unwrap_estimate(v)) for v in (x, y))
-    x_draws = isinstance(x, Draws) or _ndim(x) == 2
-    y_draws = isinstance(y, Draws) or _ndim(y) == 2
+    indices are symmetric. Items are matched by name (salsox.io.item_index): the partition comes
+    back in the truth's item order, the truth as a Draws or as bare canonical labels."""
+    x_draws, y_draws = (
+        isinstance(v, Draws) or (not is_labels_like(v) and _ndim(convert_foreign(v)) == 2) for v in (x, y)
+    )
     if x_draws and y_draws:
         raise ValueError("x and y are both matrices: give one partition, and one partition or a draws matrix")
     if isinstance(x, PSM) or isinstance(y, PSM):
         raise ValueError("RI and ARI need partitions or draws, not a PSM")
     partition, truth, names = (y, x, ("y", "x")) if x_draws else (x, y, ("x", "y"))
-    rows, _ = as_label_matrix(partition, names[0])
-    if not x_draws and not y_draws:
-        other, _ = as_label_matrix(truth, names[1])
-        if other.shape[1] != rows.shape[1]:
-            raise ValueError(f"x has {rows.shape[1]} items but y has {other.shape[1]}")
-        truth = other
-    return rows[0], truth
+    values, item_names = labels_and_names(partition, names[0])
+    rows, _ = as_label_matrix(values, names[0])
+    t: Union[Draws, np.ndarray]
+    if x_draws or y_draws:
+        t = as_draws(truth)
+        target, n = t.item_names, t.n_items
+    else:
+        other, target = labels_and_names(truth, names[1])
+        t = as_label_matrix(other, names[1])[0]
+        n = t.shape[1]
+        if item_names is None and target is None and n != rows.shape[1]:
+            raise ValueError(f"x has {rows.shape[1]} items but y has {n}")
+    take = align(target, n, item_names, rows.shape[1], names[0], against=names[1])
+    return (rows[0] if take is None else rows[0][take]), t
+
+
+def _unnamed_loss(partition: np.ndarray, truth: Any, loss: str) -> float:
+    """The loss of a partition already matched to ``truth``'s items (Draws or label rows)."""
+    if isinstance(truth, Draws):
+        return float(_losses(relabel_rows(partition[None, :]), truth, get_loss(loss), 1)[0])
+    return float(partition_loss(partition, truth, loss, n_jobs=1))
 
 
 def RI(x: Any, y: Any) -> float:
@@ -324,7 +347,7 @@ def RI(x: Any, y: Any) -> float:
     n = partition.shape[0]
     if n == 1:
         return 1.0
-    binder = partition_loss(partition, truth, "binder", n_jobs=1)
+    binder = _unnamed_loss(partition, truth, "binder")
     return 1.0 - binder * n / (n - 1)
 
 
@@ -340,4 +363,4 @@ def ARI(x: Any, y: Any) -> float:
     1.0
     """
     partition, truth = _partition_and_truth(x, y)
-    return 1.0 - float(partition_loss(partition, truth, "omARI", n_jobs=1))
+    return 1.0 - _unnamed_loss(partition, truth, "omARI")

@@ -6,6 +6,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..io import align, check_item_names
+from ..io.item_index import index_names
 from ..summaries import Summary, summarize
 
 # Colour of the clusters drawn as "other" (singletons) and of unallocated items.
@@ -39,12 +41,13 @@ def _summary_of(x: Any, draws: Any, loss: Any) -> Summary:
     return summarize(x, draws, loss)
 
 
-def _item_names(*sources: Any) -> Optional[List[str]]:
-    """The items' names when an Estimate or Summary knows them (``item_names``), else None."""
+def _item_names(*sources: Any) -> Optional[List[Any]]:
+    """The items' names, as given, when an Estimate or Summary knows them (``item_names``),
+    else None."""
     for source in sources:
         names = getattr(source, "item_names", None)
         if names is not None:
-            return [str(v) for v in names]
+            return list(names)
     return None
 
 
@@ -187,18 +190,14 @@ def legend_handles(
     return handles
 
 
-def _row_names(data: Any) -> Optional[List[str]]:
+def _row_names(data: Any) -> Optional[np.ndarray]:
     """A pandas object's row names (its index), None for the default 0..n-1 RangeIndex or data
     without an index."""
     index = getattr(data, "index", None)
     if index is None or not hasattr(data, "to_numpy") or isinstance(data, np.ndarray):
         return None
-    if type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1:
-        return None
-    names = [str(v) for v in index]
-    if names == [str(i) for i in range(len(names))] or names == [str(i + 1) for i in range(len(names))]:
-        return None  # pandas' and R's default row names (0.. or 1..n in order) are positions
-    return names
+    names = index_names(index)
+    return None if names is None else check_item_names(names, len(names), "data's index")
 
 
 def _column_names(data: Any, p: int) -> List[str]:
@@ -217,12 +216,12 @@ def data_rows(
 ) -> Tuple[np.ndarray, List[str]]:
     """The user's data as an (n, p) float matrix whose row i is item i, and its column names.
 
-    Rows are matched to items by name when both sides have names (a DataFrame's or Series'
-    index, the estimate's ``item_names``), and refused when the names differ; by position when
-    either side has none. Row names 0..n-1 or 1..n in order (pandas' and R's defaults) are
-    positions, not names. An index that is 0..n-1 out of order is read as item positions
-    (``frame.sample(frac=1)`` of unnamed items). Column names come from a DataFrame (else
-    ``x0``, ``x1``, ...).
+    Rows are matched to items by :mod:`salsox.io.item_index`'s rule: by name when both sides
+    have names (a DataFrame's or Series' index, the estimate's ``item_names``), refused when the
+    names differ; by position, with a warning, when only one side has names (pandas' default
+    RangeIndex is positions, and an index that is the integers 0..n-1 in another order is the
+    positions of unnamed items, e.g. ``frame.sample(frac=1)``). Column names come from a
+    DataFrame (else ``x0``, ``x1``, ...).
     """
     rows = _row_names(data)
     raw = data.to_numpy() if hasattr(data, "to_numpy") else data
@@ -235,33 +234,13 @@ def data_rows(
         values = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"{what} must be numeric (one row per item, one column per feature)") from None
-    if values.shape[0] != n:
+    if values.shape[0] != n and (rows is None or item_names is None):
         raise ValueError(f"{what} has {values.shape[0]} rows but {owner} has {n} items (one row per item)")
     columns = _column_names(data, values.shape[1])
-    if rows is None:
-        return values, columns
-    if len(set(rows)) != n:
-        from collections import Counter
-
-        twice = sorted(r for r, count in Counter(rows).items() if count > 1)
-        raise ValueError(f"{what}'s index names a row twice ({', '.join(map(repr, twice[:5]))}); names must be unique")
-    where = {r: i for i, r in enumerate(rows)}
-    if item_names is None:
-        positions = [str(i) for i in range(n)]
-        if set(rows) == set(positions) and rows != positions:  # shuffled rows of unnamed items
-            return values[[where[r] for r in positions]], columns
-        return values, columns
-    names = [str(v) for v in item_names]
-    missing = [v for v in names if v not in where]
-    if missing:
-        extra = sorted(set(rows) - set(names))
-        raise ValueError(
-            f"{what}'s row names (its index) do not match the items' names: {len(missing)} item(s) have no row "
-            f"(e.g. {', '.join(map(repr, missing[:3]))}), {len(extra)} row(s) name no item"
-            + (f" (e.g. {', '.join(map(repr, extra[:3]))})" if extra else "")
-            + "; pass rows for exactly the estimate's items, or reset the index to match by position"
-        )
-    return values[[where[v] for v in names]], columns
+    target = None if item_names is None else check_item_names(list(item_names), n, "item_names")
+    # Rows matched to the items by name (salsox.io.item_index).
+    take = align(target, n, rows, values.shape[0], what, against=owner)
+    return (values if take is None else values[take]), columns
 
 
 def item_coordinates(values: np.ndarray, columns: Sequence[str]) -> Tuple[np.ndarray, str, str]:

@@ -20,12 +20,18 @@ def _coordinates(data: Any, draws: Any, n: int, names: Any) -> Tuple[np.ndarray,
         return item_coordinates(values, columns)
     if draws is None:
         raise ValueError("plot_credible_ball needs data (n x p features) or draws (for an MDS map of the items)")
+    from ..io import Draws, align, check_item_names
     from ..metrics import psm
     from .mds import classical_mds
 
-    p = psm(draws)
-    if p.shape[0] != n:
-        raise ValueError(f"draws have {p.shape[0]} items but the ball's estimate has {n}")
+    d = draws if isinstance(draws, Draws) else Draws(draws)
+    if names is None and d.n_items != n:
+        raise ValueError(f"draws have {d.n_items} items but the ball's estimate has {n}")
+    target = None if names is None else check_item_names(list(names), n)
+    take = align(target, n, d.item_names, d.n_items, "draws", against="the ball")  # by name (salsox.io.item_index)
+    p = psm(d)
+    if take is not None:
+        p = p[np.ix_(take, take)]
     return classical_mds(1.0 - p, 2), "MDS 1", "MDS 2"
 
 

@@ -116,7 +116,7 @@ def plot_heatmap(
     specs = []
     if ids:
         names = _item_names(x, s)
-        texts = [names[i] if names is not None else str(i) for i in items]
+        texts = [str(names[i]) if names is not None else str(i) for i in items]
         fontsize = float(np.clip(220.0 / n, 4.0, 7.0))
         bottom = ax.secondary_xaxis("bottom")
         right = ax.secondary_yaxis("right")

@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..io import labels_and_names
 from ._common import (
     _item_names,
     _pyplot,
@@ -76,11 +77,12 @@ def plot_pairs(
 
     check_result_first("plot_pairs", x, data, "estimate")
     s: Optional[Summary] = None
+    label_names = None
     if isinstance(x, Summary) or draws is not None:
         s = _summary_of(x, draws, loss)
         labels = s.labels
     else:
-        raw = getattr(x, "labels", x)
+        raw, label_names = labels_and_names(x, "labels")
         if hasattr(raw, "columns") or (np.ndim(raw) == 2 and np.shape(raw)[0] != 1):  # data, not labels
             raise TypeError(
                 "plot_pairs takes the estimate first, then the data: plot_pairs(estimate, data) "
@@ -94,7 +96,8 @@ def plot_pairs(
         data = data[list(columns)]  # before the conversion: other columns may not be numeric
     elif columns is not None:
         picked = list(columns)
-    values, names = data_rows(data, labels.shape[0], _item_names(x, s))
+    known = _item_names(x, s) if s is not None else (None if label_names is None else list(label_names))
+    values, names = data_rows(data, labels.shape[0], known)
     if picked is not None:
         try:
             values = values[:, picked]

@@ -112,7 +112,8 @@ class PluginInfo:
         whole plugin that failed (``kind == "plugin"``), the plugin's registration name.
     kind : str
         ``"loss"``, ``"initializer"``, or ``"plugin"`` for a plugin whose module failed to
-        import or whose hook raised (what it provides is then unknown).
+        import, whose hook raised (what it provides is then unknown), or that implements a
+        hook salsox does not know (a misspelt ``salsox_loss``: never called).
     source : str
         Distribution and version that provides it, or ``"runtime"``.
     factory : callable
@@ -346,7 +347,30 @@ class _Registry:
                         label = getattr(obj, "name", None)
                         label = label if isinstance(label, str) and label else repr(obj)
                         out.append(_broken(label, kind, source, impl.plugin_name, error))
-        return _mark_conflicts(out) + self._failed
+        return _mark_conflicts(out) + self._unknown_hooks() + self._failed
+
+    def _unknown_hooks(self) -> List[PluginInfo]:
+        """One broken entry per plugin with hooks salsox does not specify (a misspelt
+        ``salsox_loss`` for ``salsox_losses``): pluggy's ``check_pending`` walk, but listing every
+        such hook of every plugin instead of raising at the first one. The plugin's other hooks
+        still count."""
+        unknown: Dict[str, List[str]] = {}
+        plugins: Dict[str, Any] = {}
+        for name in sorted(vars(self._pm.hook)):
+            if name.startswith("_"):
+                continue
+            caller = getattr(self._pm.hook, name)
+            if caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if not impl.optionalhook:
+                    unknown.setdefault(impl.plugin_name, []).append(name)
+                    plugins[impl.plugin_name] = impl.plugin
+        return [
+            _broken(plugin, "plugin", self._sources.get(id(plugins[plugin]), "runtime"), plugin,
+                    _unknown_hooks_error(plugin, hooks))
+            for plugin, hooks in unknown.items()
+        ]
 
     def _find(self, kind: str, name: str) -> Optional[PluginInfo]:
         """The usable entry called ``name``; a :class:`PluginError` if it is broken or in
@@ -370,6 +394,28 @@ class _Registry:
 
     def initializer_names(self) -> List[str]:
         return [i.name for i in self.entries() if i.kind == "initializer" and i.ok]
+
+
+def _known_hooks() -> List[str]:
+    """The hooks salsox specifies (the ``salsox_*`` functions of :mod:`salsox.hookspecs`)."""
+    return sorted(name for name in vars(hookspecs) if name.startswith("salsox_"))
+
+
+def _unknown_hooks_error(plugin: str, hooks: Sequence[str]) -> str:
+    """Why a plugin with hooks salsox does not know is listed as broken: each such hook, the
+    known one it most likely means, and the hooks there are."""
+    import difflib
+
+    known = _known_hooks()
+    parts = []
+    for hook in hooks:
+        close = difflib.get_close_matches(hook, known, n=1, cutoff=0.6)
+        parts.append(f"{hook!r} (did you mean {close[0]!r}?)" if close else repr(hook))
+    what = "an unknown hook" if len(hooks) == 1 else "unknown hooks"
+    return (
+        f"plugin {plugin!r} implements {what}, {', '.join(parts)}: salsox never calls it, so what it "
+        f"provides is not used (salsox's hooks: {', '.join(known)})"
+    )
 
 
 def _quoted(names: Sequence[str]) -> str:
@@ -495,7 +541,8 @@ def register(plugin: Any, name: Optional[str] = None) -> str:
     ------
     PluginError
         When a provided name is built in or already provided by another plugin, when a hook
-        raises or provides something that is not a loss or initialiser (nothing is registered
+        raises or provides something that is not a loss or initialiser, when the plugin
+        implements a hook salsox does not know (a misspelt one; nothing is registered
         then: unlike installed plugins, which are listed as broken, a runtime one is refused);
         when the plugin or its registration name is already registered (unregister it first:
         registering the same class again, e.g. after editing it in a notebook, is refused).

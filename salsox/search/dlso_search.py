@@ -9,7 +9,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, byte_size, check_n_jobs, relabel_bytes, relabel_rows
 from ..engine import check_limit, finite_losses
-from ..io import Draws
+from ..io import Draws, aligned
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from .estimate import Estimate
@@ -85,6 +85,8 @@ def dlso(
             candidates[lo : lo + step] = relabel_rows(np.stack([truth.draw(r) for r in rows]))  # type: ignore[union-attr]
         from_draws = True
     else:
+        # Candidates are matched to the draws' items by name (salsox.io.item_index).
+        candidates = aligned(candidates, truth.item_names, truth.n_items, "candidates")
         candidates = as_label_matrix(candidates, "candidates", truth.n_items)[0]
         from_draws = False
         route.check_losses_memory(len(candidates), int(candidates.max(initial=0)) + 1, jobs, limit)

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from ..io import PSM, Draws
+from ..io import PSM, Draws, labels_series
 from ..losses import Loss
 
 __all__ = ["Estimate"]
@@ -81,7 +81,7 @@ class Estimate:
             if self.truth is None:
                 raise ValueError("this Estimate does not hold its draws; pass draws= to summary()")
             draws = self.truth
-        return summarize(self.labels, draws, self.loss, exemplar=exemplar, order=order, n_jobs=n_jobs)
+        return summarize(self, draws, self.loss, exemplar=exemplar, order=order, n_jobs=n_jobs)
 
     @property
     def item_names(self) -> Optional[np.ndarray]:
@@ -98,13 +98,14 @@ class Estimate:
 
         Needs pandas (imported only here).
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("Estimate.to_series() needs pandas: pip install pandas") from None
-        names = self.item_names
-        index = pd.Index(names if names is not None else np.arange(self.labels.shape[0]), name=self.item_dim)
-        return pd.Series(np.asarray(self.labels), index=index, name=name)
+        return labels_series(self.labels, self.item_names, name, self.item_dim)
+
+    def to_dataframe(self) -> Any:
+        """One row per item (indexed as :meth:`to_series`): its ``cluster`` and that cluster's
+        ``size``. Needs pandas."""
+        frame = self.to_series().to_frame()
+        frame["size"] = self.sizes[self.labels]
+        return frame
 
     def to_xarray(self, name: str = "cluster") -> Any:
         """The labels as an ``xarray.DataArray`` over the item dimension, with the item names

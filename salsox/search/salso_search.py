@@ -12,6 +12,7 @@ from .._validation import (
     as_label_matrix,
     byte_size,
     check_int,
+    check_max_clusters,
     check_n_jobs,
     check_probability,
     check_seed,
@@ -19,7 +20,7 @@ from .._validation import (
 )
 from .._cpus import usable_cpus
 from ..engine import Route, finite_losses
-from ..io import PSM, Draws
+from ..io import PSM, Draws, aligned
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..progress import ProgressBar, ProgressCallback, engine_callback
@@ -176,6 +177,9 @@ def salso(
     loss = get_loss(loss)
     truth = as_truth(draws, loss)
     n = truth.n_items
+    # Fixed items and warm starts are matched to the draws' items by name (salsox.io.item_index).
+    fixed = None if fixed is None else aligned(fixed, truth.item_names, n, "fixed")
+    initial = None if initial is None else aligned(initial, truth.item_names, n, "initial")
     c = check_arguments(
         truth, loss, max_clusters=max_clusters, n_runs=n_runs, max_zealous=max_zealous,
         prob_sequential=prob_sequential, prob_singletons=prob_singletons, max_scans=max_scans,
@@ -301,7 +305,7 @@ def check_arguments(
     if max_clusters is None:
         kd = truth.max_clusters if isinstance(truth, Draws) else n
     else:
-        kd = check_int("max_clusters", max_clusters, minimum=1)
+        kd = check_max_clusters(max_clusters)
         kd = min(kd, n)  # more clusters than items cannot be formed
     fixed_labels = check_fixed(fixed, n)
     n_fixed = n_fixed_clusters(fixed_labels)

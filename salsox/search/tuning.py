@@ -16,13 +16,15 @@ import math
 import numbers
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .._validation import check_cost, check_int, check_seed
+import numpy as np
+
+from .._validation import check_cost, check_int, check_max_clusters, check_seed
 from ..io import Draws
 from ..losses import VI, Binder, Loss, get_loss
 from .estimate import Estimate
 from .salso_search import salso
 
-__all__ = ["TuneResult", "tune"]
+__all__ = ["TuneResult", "tune", "default_param"]
 
 # a is searched within [b / _SPAN, b * _SPAN]: far beyond where the estimate stops changing.
 _SPAN = 2.0**40
@@ -51,6 +53,8 @@ class TuneResult:
     value : float
         Its value found (``loss.params[param]``).
 
+    :attr:`r_a` gives, for Binder and VI, ``a`` on R salso's scale.
+
     Examples
     --------
     >>> from salsox.datasets import example_draws
@@ -58,6 +62,8 @@ class TuneResult:
     >>> res.estimate.n_clusters, res.a < 1         # a < b: more clusters than VI's default
     (6, True)
     >>> len(res.history) > 0
+    True
+    >>> res.r_a == 2 * res.a / (res.a + res.b)       # R's VI(a=res.r_a): the same estimate
     True
     """
 
@@ -70,11 +76,77 @@ class TuneResult:
     param: str = "a"
     value: float = math.nan
 
+    @property
+    def item_names(self) -> Optional[np.ndarray]:
+        """The items' names (the estimate's), or None when the draws had none."""
+        return self.estimate.item_names
+
+    def to_series(self, name: str = "cluster") -> Any:
+        """The estimate's labels by item name, as :meth:`Estimate.to_series`."""
+        return self.estimate.to_series(name)
+
+    def to_dataframe(self) -> Any:
+        """The estimate's table, as :meth:`Estimate.to_dataframe`."""
+        return self.estimate.to_dataframe()
+
+    @property
+    def r_a(self) -> Optional[float]:
+        """For Binder and VI, ``a`` on R salso's scale, where the costs sum to 2: R's
+        ``binder(a=r_a)`` / ``VI(a=r_a)``, salsox's ``Binder.from_r(r_a)``, is ``2 a / (a + b)``:
+        the same estimate, R's loss values ``2 / (a + b)`` times salsox's. None for other losses."""
+        return r_scale_a(self.loss)
+
     def __repr__(self) -> str:
+        r_a = self.r_a
+        r_side = "" if r_a is None else f", R's a={r_a:.6g}"
         return (
-            f"TuneResult(loss={self.loss!r}, {self.param}={self.value:.6g}, n_clusters={self.estimate.n_clusters}, "
-            f"expected_loss={self.estimate.expected_loss:.6g}, evaluations={len(self.history)})"
+            f"TuneResult(loss={self.loss!r}, {self.param}={self.value:.6g}{r_side}, "
+            f"n_clusters={self.estimate.n_clusters}, expected_loss={self.estimate.expected_loss:.6g}, "
+            f"evaluations={len(self.history)})"
         )
+
+
+def r_scale_a(loss: Any) -> Optional[float]:
+    """For a Binder or VI loss, its ``a`` on R salso's scale, where the two costs sum to 2:
+    ``2 a / (a + b)`` (R's ``binder(a=...)``; :meth:`Binder.from_r` of it is the same loss up
+    to a constant factor). None for any other loss.
+
+    Examples
+    --------
+    >>> r_scale_a(salsox.Binder(a=2, b=1)), r_scale_a(salsox.VI.from_r(0.5)), r_scale_a(salsox.OMARI())
+    (1.3333333333333333, 0.5, None)
+    """
+    if type(loss) not in (Binder, VI):
+        return None
+    return 2.0 * loss.a / (loss.a + loss.b)
+
+
+def default_param(loss: Loss) -> str:
+    """The parameter :func:`tune` (and ``salsox tune``) tunes when none is named: the cost
+    ``a`` of a loss that has one (Binder, VI, and plugin losses with costs such as
+    ``vi-plugin``), else the loss's only parameter. A ValueError for a loss with several
+    parameters but no ``a``, or with none.
+
+    Examples
+    --------
+    >>> default_param(salsox.Binder())
+    'a'
+    >>> try:
+    ...     default_param(salsox.OMARI())
+    ... except ValueError as err:
+    ...     print(err)
+    loss 'omARI' has no parameters to tune (its params are empty)
+    """
+    params = loss.params
+    if "a" in params:
+        return "a"
+    if len(params) == 1:
+        return next(iter(params))
+    raise ValueError(
+        f"loss {loss.name!r} has "
+        + (f"the parameters {', '.join(params)} and none called a: name the one to tune with param=" if params
+           else "no parameters to tune (its params are empty)")
+    )
 
 
 def tune(
@@ -110,8 +182,9 @@ def tune(
         Wanted number of clusters, 1 <= n_clusters <= n.
     param : str, optional
         The parameter to tune, one of ``loss.params`` (changed with
-        :meth:`~salsox.losses.Loss.with_params`). Default: ``"a"`` for Binder and VI, else
-        the loss's only parameter.
+        :meth:`~salsox.losses.Loss.with_params`). Default (:func:`default_param`, shared with
+        ``salsox tune``): the cost ``"a"`` of a loss that has one (Binder, VI, a plugin's
+        loss with costs), else the loss's only parameter.
     bounds : (float, float), optional
         Search ``param`` within ``[low, high]``: both ends are searched first and must
         straddle ``n_clusters``; then bisection, on the log scale when ``low > 0``. Default:
@@ -159,6 +232,8 @@ def tune(
     >>> res = salsox.tune(example_draws().draws, "binder", 3, seed=1)    # Binder's a for 3 clusters
     >>> res.estimate.n_clusters, res.loss.b
     (3, 1.0)
+    >>> round(res.a, 4), round(res.r_a, 4)             # the paper's a (b = 1), and R's binder(a=...)
+    (19.0273, 1.9001)
     """
     base = _resolve(loss, b)
     name, start, direction = _parameter(base, param)
@@ -181,7 +256,7 @@ def tune(
     if max_clusters is None:
         cap = max(target, truth.max_clusters)
     else:
-        cap = min(check_int("max_clusters", max_clusters, minimum=1), n)
+        cap = min(check_max_clusters(max_clusters), n)
         if target > cap:
             raise ValueError(f"n_clusters={target} is unreachable with max_clusters={cap}; raise max_clusters")
     seed = check_seed(seed)
@@ -245,16 +320,7 @@ def _parameter(loss: Loss, param: Optional[str]) -> Tuple[str, float, int]:
     params = loss.params
     costs = type(loss) in (Binder, VI)
     if param is None:
-        if costs:
-            param = "a"
-        elif len(params) == 1:
-            param = next(iter(params))
-        else:
-            raise ValueError(
-                f"loss {loss.name!r} has "
-                + (f"the parameters {', '.join(params)}: name the one to tune with param=" if params
-                   else "no parameters to tune (its params are empty)")
-            )
+        param = default_param(loss)
     if not isinstance(param, str) or param not in params:
         raise ValueError(f"param: loss {loss.name!r} has no parameter {param!r} (its parameters: "
                          f"{', '.join(params) or 'none'})")

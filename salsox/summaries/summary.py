@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from .._validation import as_integer_array, as_label_matrix, check_n_jobs
-from ..io import PSM, Draws
+from ..io import PSM, Draws, labels_series, matched, pandas_index
 from ..losses import VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import as_truth, psm
 from ..metrics.evaluation import _losses
@@ -154,6 +154,11 @@ class Summary:
             "between": self.between_similarity.copy(),
         }
 
+    def to_series(self, name: str = "cluster") -> Any:
+        """The estimate's labels as a ``pandas.Series`` indexed by item name (by position when
+        unknown), as ``Estimate.to_series()``."""
+        return labels_series(self.labels, self.item_names, name)
+
     def to_dataframe(self, table: str = "items") -> Any:
         """The per-item table (``"items"``, indexed by item name, or position when unknown)
         or the per-cluster one (``"clusters"``) as a ``pandas.DataFrame`` (pandas is
@@ -165,9 +170,8 @@ class Summary:
         if table == "items":
             columns = self.items
             columns["cluster"] = self.cluster_ids[columns["cluster"]]
-            positions = columns.pop("item")
-            index = positions if self.item_names is None else np.asarray(self.item_names)
-            return pd.DataFrame(columns, index=pd.Index(index, name="item"))
+            columns.pop("item")
+            return pd.DataFrame(columns, index=pandas_index(self.item_names, len(self.labels)))
         if table == "clusters":
             columns = self.clusters
             if self.item_names is not None:
@@ -331,10 +335,6 @@ def summarize(
     >>> s.item_similarity
     array([1.        , 1.        , 0.33333333, 0.33333333])
     """
-    estimate_names = None
-    if hasattr(labels, "labels") and hasattr(labels, "expected_loss"):
-        estimate_names = getattr(labels, "item_names", None)
-        labels = labels.labels  # an Estimate
     loss = get_loss(loss)
     if exemplar not in _EXEMPLARS:
         raise ValueError(f"exemplar must be one of {', '.join(map(repr, _EXEMPLARS))}, got {exemplar!r}")
@@ -342,8 +342,9 @@ def summarize(
         raise ValueError(f"order must be one of {', '.join(map(repr, _ORDERS))}, got {order!r}")
     jobs = check_n_jobs(n_jobs)
     truth = as_truth(draws, loss)
-    names = truth.item_names if truth.item_names is not None else estimate_names
     n = truth.n_items
+    # The labels' items matched to the draws' by name (salsox.io.item_index).
+    labels, names = matched(labels, truth.item_names, n, "labels")
     rows, _ = as_label_matrix(labels, "labels", n)
     if rows.shape[0] != 1:
         raise ValueError(f"labels must be one partition (n labels), got {rows.shape[0]} rows")

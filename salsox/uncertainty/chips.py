@@ -18,13 +18,15 @@ import numpy as np
 
 from .. import _core
 from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
+from .._validation import check_max_clusters
 from ..engine import check_limit
-from ..io import Draws, as_draws, refuse_similarity
+from ..io import Draws, InItemOrder, as_draws, matched, pandas_index, refuse_similarity
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
 from ..search.salso_search import check_arguments
 from .chips_path import PathLabels
+from .chips_path import MAX_ROWS, state_table_html, state_table_lines
 
 __all__ = ["chips", "ChipsResult", "Unallocated"]
 
@@ -165,8 +167,7 @@ class ChipsResult:
         return self.draws.item_names
 
     def _index(self, pd: Any) -> Any:
-        names = self.item_names
-        return pd.Index(names if names is not None else np.arange(self.draws.n_items), name="item")
+        return pandas_index(self.item_names, self.draws.n_items)
 
     def to_series(self, name: str = "cluster") -> Any:
         """Single mode: the sub-partition as a ``pandas.Series`` indexed by item name (by
@@ -211,11 +212,12 @@ class ChipsResult:
             return self.labels.n_clusters()
         return np.atleast_2d(self.labels).max(axis=1) + 1
 
-    def to_text(self, n_uncertain: int = 5, *, one_based: bool = False) -> str:
+    def to_text(self, n_uncertain: int = 5, *, one_based: bool = False, max_rows: Optional[int] = MAX_ROWS) -> str:
         """A printable report, items by name when known (else by position, from 1 with
         ``one_based``). Single mode: the clusters with their first members, and the unallocated
         items, least certain (lowest q) first. Path and all-candidates modes: items and
-        probability of each state."""
+        probability of each state, the first and last ones of more than ``max_rows`` (None:
+        every state) with a line saying how many are not shown."""
         from ..summaries.display import item_label, items_preview
 
         names = self.item_names
@@ -224,9 +226,7 @@ class ChipsResult:
             clusters = self._n_clusters()
             lines = [f"CHIPS {self.mode}: {clusters.shape[0]} states of {n} items"
                      + (f", AUC {self.auc:.4g}" if self.auc is not None else "")]
-            lines.append(f"{'items':>6} {'clusters':>8} {'probability':>11}")
-            for m, k, p in zip(np.asarray(self.n_items), clusters, np.asarray(self.probability)):
-                lines.append(f"{int(m):>6d} {int(k):>8d} {p:>11.4g}")
+            lines += state_table_lines(self.n_items, clusters, self.probability, max_rows)
             return "\n".join(lines)
         labels = np.asarray(self.labels)
         k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
@@ -254,8 +254,7 @@ class ChipsResult:
 
         text = self.to_text().splitlines()
         if self.mode != "single":
-            states = [line.split() for line in text[2:]]
-            return html_block(text[0], html_table(("items", "clusters", "probability"), states))
+            return html_block(text[0], state_table_html(self.n_items, self._n_clusters(), self.probability))
         labels = np.asarray(self.labels)
         k = int(labels.max()) + 1 if np.any(labels >= 0) else 0
         rows = [
@@ -299,7 +298,7 @@ class ChipsResult:
             float(probs[row]),
             n_runs=self.info["n_runs"] if n_runs is None else n_runs,
             path=False,
-            initial=self.labels[row],
+            initial=InItemOrder(self.labels[row]),
             n_jobs=self.info["n_jobs"] if n_jobs is None else n_jobs,
             seed=self.info["seed"] if seed is None else seed,
             complete=complete,
@@ -489,6 +488,9 @@ def chips(
     if all_candidates:
         use_path = False
     mode = "path" if use_path else ("all" if all_candidates else "single")
+    # A partial partition is matched to the draws' items by name (salsox.io.item_index).
+    if initial is not None:
+        initial = matched(initial, d.item_names, d.n_items, "initial")[0]
     start = _check_initial(initial, d.n_items)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
@@ -499,7 +501,7 @@ def chips(
     if complete is not None and mode != "single":
         raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
     if max_clusters is not None:
-        check_int("max_clusters", max_clusters, minimum=1)
+        check_max_clusters(max_clusters)
     limit = check_limit(memory_limit)
     need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
     if need > limit:
@@ -544,7 +546,7 @@ def chips(
                     f"max_clusters={max_clusters} is below the {k} clusters of the CHIPS sub-partition, which "
                     "its completion keeps: raise max_clusters (or the threshold), or pass complete=False"
                 )
-            completed = salso(d, completion[0], fixed=labels[0], **completion[1])
+            completed = salso(d, completion[0], fixed=InItemOrder(labels[0]), **completion[1])
         return ChipsResult(
             labels=labels[0],
             n_items=int(n_items[0]),

@@ -4,15 +4,111 @@ A path has n + 1 rows of n labels (4 n^2 bytes as int32: 10 GB at n = 50,000), b
 the state of one run after a prefix of its steps. :class:`PathLabels` keeps the start and, per
 row, the run and the number of its steps; a row's labels are the start's with that run's first
 steps applied, relabelled by first appearance.
+
+It also lays out the path's states for :class:`salsox.ChipsResult`'s text and HTML views:
+the first and last states only (:func:`state_table_lines`, :func:`state_table_html`), as
+pandas shows a long frame, so that ``print(path)`` of 50,000 items is a screen, not 50,001 lines.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Sequence
+import html
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["PathLabels", "canonical_rows"]
+__all__ = ["PathLabels", "canonical_rows", "MAX_ROWS", "shown_states", "state_table_lines", "state_table_html"]
+
+# States the views of a path (or of all candidates) show at most: the first two thirds of them
+# and the last third; the rest are counted in a line of their own.
+MAX_ROWS = 15
+
+
+def shown_states(count: int, max_rows: Optional[int] = MAX_ROWS) -> Tuple[np.ndarray, np.ndarray]:
+    """The states a view shows: (the first ones, the last ones). All of them, as the first,
+    when ``max_rows`` is None or at least ``count``; else ``max_rows`` of them, two thirds
+    from the head.
+
+    Examples
+    --------
+    >>> head, tail = shown_states(101, 15)
+    >>> head.tolist(), tail.tolist()
+    ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [96, 97, 98, 99, 100])
+    >>> [part.tolist() for part in shown_states(4, 15)]
+    [[0, 1, 2, 3], []]
+    """
+    if max_rows is not None:
+        from .._validation import check_int
+
+        max_rows = check_int("max_rows", max_rows, minimum=1)
+    if max_rows is None or count <= max_rows:
+        return np.arange(count), np.arange(0)
+    tail = max_rows // 3
+    return np.arange(max_rows - tail), np.arange(count - tail, count)
+
+
+def _hidden_note(hidden: int) -> str:
+    states = "state" if hidden == 1 else "states"
+    return f"... {hidden} {states} not shown (to_text(max_rows=None) or to_dataframe() has them all) ..."
+
+
+def _state_cells(n_items: np.ndarray, n_clusters: np.ndarray, probability: np.ndarray,
+                 rows: np.ndarray) -> List[Tuple[int, int, float]]:
+    return [(int(n_items[r]), int(n_clusters[r]), float(probability[r])) for r in rows]
+
+
+def state_table_lines(n_items: Any, n_clusters: Any, probability: Any, max_rows: Optional[int] = MAX_ROWS) -> List[str]:
+    r"""The text table of a path's states: items, clusters and probability of each, the first
+    and last ones when there are more than ``max_rows`` (None: all), with a line saying how
+    many are not shown.
+
+    Examples
+    --------
+    >>> lines = state_table_lines(np.arange(100, -1, -1), np.full(101, 2), np.linspace(0, 1, 101), 6)
+    >>> print("\n".join(lines))
+     items clusters probability
+       100        2           0
+        99        2        0.01
+        98        2        0.02
+        97        2        0.03
+    ... 95 states not shown (to_text(max_rows=None) or to_dataframe() has them all) ...
+         1        2        0.99
+         0        2           1
+    """
+    n_items, n_clusters, probability = np.asarray(n_items), np.asarray(n_clusters), np.asarray(probability)
+    head, tail = shown_states(n_items.shape[0], max_rows)
+    lines = [f"{'items':>6} {'clusters':>8} {'probability':>11}"]
+    lines += [f"{m:>6d} {k:>8d} {p:>11.4g}" for m, k, p in _state_cells(n_items, n_clusters, probability, head)]
+    if len(tail):
+        lines.append(_hidden_note(n_items.shape[0] - len(head) - len(tail)))
+        lines += [f"{m:>6d} {k:>8d} {p:>11.4g}" for m, k, p in _state_cells(n_items, n_clusters, probability, tail)]
+    return lines
+
+
+def state_table_html(n_items: Any, n_clusters: Any, probability: Any, max_rows: Optional[int] = MAX_ROWS) -> str:
+    """The HTML table of the same states as :func:`state_table_lines` (a row of "..." where
+    states are not shown, and a note saying how many).
+
+    Examples
+    --------
+    >>> table = state_table_html(np.arange(100, -1, -1), np.full(101, 2), np.linspace(0, 1, 101), 6)
+    >>> table.count("<tr>") - 1, "95 states not shown" in table      # 6 states and the "..." row
+    (7, True)
+    """
+    n_items, n_clusters, probability = np.asarray(n_items), np.asarray(n_clusters), np.asarray(probability)
+    head, tail = shown_states(n_items.shape[0], max_rows)
+
+    def row(cells: Sequence[Any]) -> str:
+        return "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
+
+    body = [row((m, k, f"{p:.4g}")) for m, k, p in _state_cells(n_items, n_clusters, probability, head)]
+    note = ""
+    if len(tail):
+        body.append(row(("...", "...", "...")))
+        body += [row((m, k, f"{p:.4g}")) for m, k, p in _state_cells(n_items, n_clusters, probability, tail)]
+        note = f"<p>{html.escape(_hidden_note(n_items.shape[0] - len(head) - len(tail)))}</p>"
+    head_row = "".join(f"<th>{h}</th>" for h in ("items", "clusters", "probability"))
+    return f"<table><thead><tr>{head_row}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
 
 
 def canonical_rows(labels: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._validation import as_label_matrix, byte_size, check_n_jobs, relabel_bytes, relabel_rows
 from ..engine import check_limit
-from ..io import Draws, convert_foreign_named, refuse_similarity
+from ..io import Draws, convert_foreign_named, labels_series, matched, refuse_similarity
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, Loss, PSMLoss, get_loss
 from ..metrics import partition_loss
 from ..summaries.display import html_block, html_table
@@ -111,6 +111,20 @@ class CredibleBall:
     upper_vertical: Bound
     lower_vertical: Bound
     item_names: Optional[np.ndarray] = None
+
+    def to_series(self, name: str = "cluster") -> Any:
+        """The centre's labels as a ``pandas.Series`` indexed by item name (by position when
+        unknown). Needs pandas."""
+        return labels_series(self.estimate, self.item_names, name)
+
+    def to_dataframe(self) -> Any:
+        """One row per item (indexed as :meth:`to_series`), one column per partition: the
+        ``estimate`` and the first partition of each bound (``horizontal``, ``upper_vertical``,
+        ``lower_vertical``). Needs pandas."""
+        frame = self.to_series("estimate").to_frame()
+        for key in ("horizontal", "upper_vertical", "lower_vertical"):
+            frame[key] = getattr(self, key).labels[0]
+        return frame
 
     def to_dict(self, *, one_based: bool = False) -> Dict[str, Any]:
         """JSON-ready dict. ``one_based`` numbers cluster labels and draws from 1, as R does;
@@ -291,10 +305,6 @@ def credible_ball(
     >>> ball.upper_vertical.n_clusters, ball.lower_vertical.n_clusters
     (array([2]), array([3]))
     """
-    estimate_names = None
-    if hasattr(estimate, "labels") and hasattr(estimate, "expected_loss"):
-        estimate_names = getattr(estimate, "item_names", None)
-        estimate = estimate.labels
     metric = _metric(loss)
     if isinstance(level, bool) or not isinstance(level, numbers.Real):
         raise TypeError(f"level must be a probability in (0, 1], got {type(level).__name__}")
@@ -306,6 +316,8 @@ def credible_ball(
     matrix, names = _draws_matrix(draws)
     h, n = matrix.shape
 
+    # The estimate's items matched to the draws' by name (salsox.io.item_index).
+    estimate, names = matched(estimate, names, n, "estimate")
     centre = as_label_matrix(estimate, "estimate", n)[0][0]
     # The label rows above (built first: their size gives the rest), the distances and sort order,
     # the evaluation against the centre.
@@ -355,7 +367,7 @@ def credible_ball(
         horizontal=horizontal,
         upper_vertical=upper,
         lower_vertical=lower,
-        item_names=names if names is not None else estimate_names,
+        item_names=names,
     )
 
 

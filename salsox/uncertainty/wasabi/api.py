@@ -13,10 +13,11 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from ..._cpus import usable_cpus
-from ..._validation import byte_size, check_int, check_n_jobs, check_seed
+from ..._validation import byte_size, check_int, check_max_clusters, check_n_jobs, check_seed
 from ...engine import check_limit
 from ...losses import VI
 from ...io import convert_foreign_named
+from ...io import aligned
 from ...io.draws import check_item_names
 from .contributions import draws_matrix
 from .draws import DrawSet, group_costs, unique_rows
@@ -154,7 +155,7 @@ def wasabi(
         mini_batch = check_int("mini_batch", mini_batch, minimum=1)
     n_runs = check_int("n_runs", n_runs, minimum=1, maximum=10_000)
     if max_clusters is not None:
-        max_clusters = min(check_int("max_clusters", max_clusters, minimum=1), n)
+        max_clusters = min(check_max_clusters(max_clusters), n)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     limit = check_limit(memory_limit)
@@ -165,7 +166,8 @@ def wasabi(
             f"n_particles={n_particles} is more than the {ds.n_unique} distinct partitions among the draws "
             "(each would be a particle at W = 0, the rest duplicates); ask for at most that many"
         )
-    given = None if isinstance(init, str) else fixed_particles(init, n_particles, n)
+    # Starting particles are matched to the draws' items by name (salsox.io.item_index).
+    given = None if isinstance(init, str) else fixed_particles(aligned(init, names, n, "init"), n_particles, n)
     # Starts at once: no more than the CPUs (more Python threads would only take turns on
     # them, each holding the GIL for its numpy steps); each start's engine calls share n_jobs.
     workers = min(jobs, n_starts, usable_cpus())

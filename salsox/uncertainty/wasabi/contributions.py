@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..._validation import as_label_matrix, relabel_rows
-from ...io import Draws, convert_foreign, refuse_similarity
+from ...io import Draws, convert_foreign, convert_foreign_named, labels_and_names, matched, refuse_similarity
 
 __all__ = ["vi_contributions", "evi_contributions", "contribution_rows", "draws_matrix"]
 
@@ -66,6 +66,13 @@ def vi_contributions(x: Any, y: Any) -> np.ndarray:
     >>> float(salsox.partition_loss([0, 0, 1, 1], [0, 0, 1, 2], "VI"))
     0.5
     """
+    # y's items matched to x's by name (salsox.io.item_index); the result follows x's items.
+    x, x_names = labels_and_names(x, "x")
+    y_values, y_names = labels_and_names(y, "y")
+    if x_names is not None or y_names is not None:
+        y = matched(y, x_names, int(np.shape(x)[-1]), "y", against="x")[0]
+    else:
+        y = y_values
     xs, x_single = as_label_matrix(x, "x")
     ys, y_single = as_label_matrix(y, "y")
     if not (x_single and y_single):
@@ -112,10 +119,10 @@ def evi_contributions(estimate: Any, draws: Any, weights: Optional[Any] = None) 
     >>> round(float(contributions.sum()), 4), round(float(salsox.partition_loss([0, 0, 1, 1], draws, "VI")), 4)
     (0.7296, 0.7296)
     """
-    if hasattr(estimate, "labels") and hasattr(estimate, "expected_loss"):
-        estimate = estimate.labels
     matrix = draws_matrix(draws)
     h, n = matrix.shape
+    # The estimate's items matched to the draws' by name (salsox.io.item_index).
+    estimate = matched(estimate, convert_foreign_named(draws)[1], n, "estimate")[0]
     est, single = as_label_matrix(estimate, "estimate", n)
     if not single:
         raise ValueError("estimate must be one 1-D partition")

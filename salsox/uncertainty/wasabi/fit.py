@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ...io import Draws
+from ...io import Draws, InItemOrder
 from ...losses import VI
 from ...metrics import partition_loss
 from ...search import salso
@@ -142,7 +142,7 @@ def _update(
         candidates = [current]
         stop_cb = _progress_stop(settings)
         warm = salso(
-            group, VI(), n_runs=1, initial=current, max_clusters=max_clusters,
+            group, VI(), n_runs=1, initial=InItemOrder(current), max_clusters=max_clusters,
             seed=int(rng.integers(2**63)), n_jobs=settings.n_jobs, progress=stop_cb,
         )
         candidates.append(np.asarray(warm.labels, dtype=np.int32))

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from ..._validation import as_label_matrix, relabel_rows
+from ...io import pandas_index
 from .contributions import contribution_rows
 
 __all__ = ["WasabiResult", "Meet", "Elbow", "meet"]
@@ -181,8 +182,7 @@ class WasabiResult:
         }
 
     def _index(self, pd: Any) -> Any:
-        n = self.particles.shape[1]
-        return pd.Index(self.item_names if self.item_names is not None else np.arange(n), name="item")
+        return pandas_index(self.item_names, self.particles.shape[1])
 
     def to_series(self, particle: int = 0, name: Optional[str] = None) -> Any:
         """One particle's labels as a ``pandas.Series`` indexed by item name (by position when
