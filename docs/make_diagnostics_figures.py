@@ -69,6 +69,7 @@ def main() -> int:
         _save(plots.plot_diagnosis_ranks(diag, shown), f"diagnostics_{name}_ranks.png", written)
         if name == "short":
             _save(plots.plot_chain_estimates(diag), "diagnostics_short_estimates.png", written)
+            _save(plots.plot_chain_gap(diag), "diagnostics_short_gap.png", written)
     too_big = [p for p in written if p.stat().st_size > MAX_BYTES]
     for p in written:
         print(f"{p.relative_to(HERE.parent)}: {p.stat().st_size // 1024} KB")

@@ -80,7 +80,34 @@ def test_text_report_and_fail_status(capsys, files, chains, tmp_path):
     assert main(capsys, "diagnose", str(tmp_path / "odd.npy"), "--chains", "4", *OPTIONS).returncode == 0
 
 
-@pytest.mark.parametrize("kind", ["traces", "rank", "estimates"])
+def test_calibration_options_and_inf(capsys, files, chains, tmp_path):
+    proc = main(capsys, "diagnose", str(files / "chains.nc"), *OPTIONS, "--json", "--alpha", "0.05",
+                "--permutations", "99", "--gap-draws", "10")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    expected = salsox.diagnose(chains, seed=7, n_runs=2, n_references=2, n_jobs=2, alpha=0.05, n_permutations=99,
+                               gap_draws=10)
+    assert got["alpha"] == 0.05 and got["n_permutations"] == 99 and got["gap_draws"] == 10
+    assert got["gap_pvalue"] == expected.gap_pvalue and got["status"] == expected.status
+    assert got["rhat_limit"] == expected.rhat_limit and got["gap"] == expected.gap.tolist()
+    stuck = np.stack([np.broadcast_to(np.arange(40) % (k + 2), (50, 40)) for k in range(4)])
+    np.save(tmp_path / "stuck.npy", stuck.reshape(-1, 40))
+    proc = main(capsys, "diagnose", str(tmp_path / "stuck.npy"), "--chains", "4", *OPTIONS, "--fail")
+    assert proc.returncode == 3 and "(largest inf," in proc.stdout and " inf " in proc.stdout
+
+
+def test_a_bad_plot_extension_is_refused_before_any_work(capsys, files, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import salsox.diagnostics
+
+    calls = []
+    monkeypatch.setattr(salsox.diagnostics, "diagnose", lambda *a, **k: calls.append(1))
+    proc = main(capsys, "diagnose", str(files / "chains.nc"), *OPTIONS, "--plot", str(files / "traces.pgn"))
+    assert proc.returncode == 2 and not calls
+    assert "--plot" in proc.stderr and "extension" in proc.stderr and "png" in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["traces", "rank", "estimates", "gap"])
 def test_plots(capsys, files, tmp_path, kind):
     pytest.importorskip("matplotlib")
     out = tmp_path / f"{kind}.png"
@@ -101,6 +128,11 @@ def test_plots(capsys, files, tmp_path, kind):
         (["chain0.csv", "chain1.csv", "--references", "0"], 2, "--references"),
         (["chain0.csv", "chain1.csv", "--distance", "euclid"], 2, "--distance"),
         (["chain0.csv", "chain1.csv", "--references", "51"], 2, "--references must be in [1, 50], got 51"),
+        (["chain0.csv", "chain1.csv", "--alpha", "0"], 2, "--alpha"),
+        (["chain0.csv", "chain1.csv", "--alpha", "1"], 2, "--alpha must be below 1"),
+        (["chain0.csv", "chain1.csv", "--permutations", "0"], 2, "--permutations"),
+        (["chain0.csv", "chain1.csv", "--gap-draws", "x"], 2, "--gap-draws"),
+        (["chain0.csv", "chain1.csv", "--plot", "out.txt"], 2, "--plot out.txt"),
         (["chain0.csv", "missing.csv"], 1, "missing.csv"),
         (["chain0.csv", "chain1.csv", "--out", "chain1.csv"], 2, "overwrite"),
     ],

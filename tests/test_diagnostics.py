@@ -91,7 +91,8 @@ def test_a_chain_in_another_mode_is_flagged_by_every_mapping():
     assert np.all(diag.posterior_distance[np.ix_(others, others)] < 1.2 * within[others].max())
     # ... and so is its estimate.
     assert np.all(diag.estimate_distance[2, others] > 5 * diag.estimate_distance[np.ix_(others, others)].max())
-    assert "Not converged" in diag.verdict and "R-hat above 1.01" in diag.verdict
+    assert diag.verdict.startswith("Not converged:") and f"R-hat above {diag.rhat_limit:.4g}" in diag.verdict
+    assert diag.gap_flagged and diag.gap_pvalue <= 0.01 and 2 in diag.gap_pair
 
 
 def test_reference_mapping_agrees_with_a_numpy_implementation_exactly():
@@ -247,29 +248,49 @@ def test_other_distances_are_the_losses_between_draws_and_references(distance):
                                atol=1e-9)
 
 
-def test_posterior_and_half_distances_follow_their_definitions():
-    chains = _small_chains(4)
-    diag = salsox.diagnose(chains, seed=8, n_runs=4, n_references=3)
-    c = diag.n_chains
-    refs = chains[diag.reference_chain, diag.reference_draw]
-    vi = np.stack([[[_numpy_vi(d, r) for d in chain] for chain in chains] for r in refs])  # (R, C, N)
+def _numpy_gap(chains: np.ndarray) -> tuple:
+    """P_ij (mean VI over pairs of draws, distinct ones within a chain) and G_ij, in numpy."""
+    c, h, _ = chains.shape
+    flat = chains.reshape(c * h, -1)
+    vi = np.array([[_numpy_vi(a, b) for b in flat] for a in flat]).reshape(c, h, c, h)
     pair = np.empty((c, c))
     for i in range(c):
         for j in range(c):
-            own = np.flatnonzero(diag.reference_chain == j)
-            values = [
-                vi[r, i, t] for r in own for t in range(diag.n_draws) if not (i == j and t == diag.reference_draw[r])
-            ]
-            pair[i, j] = np.mean(values)
-    np.testing.assert_allclose(diag.posterior_distance, (pair + pair.T) / 2, atol=1e-9)
-    for k in range(c):
+            block = vi[i, :, j, :]
+            pair[i, j] = block.sum() / (h * (h - 1)) if i == j else block.mean()
+    gap = pair - (np.diag(pair)[:, None] + np.diag(pair)[None, :]) / 2
+    np.fill_diagonal(gap, 0.0)
+    return pair, gap
+
+
+def test_posterior_distance_and_gap_are_the_all_pairs_means():
+    chains = _small_chains(4)[:, :24]
+    diag = salsox.diagnose(chains, seed=8, n_runs=2, n_references=2)
+    assert diag.gap_exact and diag.gap_draws == 24
+    pair, gap = _numpy_gap(chains)
+    np.testing.assert_allclose(diag.posterior_distance, pair, atol=1e-9)
+    np.testing.assert_allclose(diag.gap, gap, atol=1e-9)
+    # Beyond gap_draws, every pair of evenly spaced draws: draws 0, 3, 6, ... of 24 for 8.
+    thinned = salsox.diagnose(chains, seed=8, n_runs=2, n_references=2, gap_draws=8)
+    assert not thinned.gap_exact and thinned.gap_draws == 8
+    pair, gap = _numpy_gap(chains[:, ::3])
+    np.testing.assert_allclose(thinned.posterior_distance, pair, atol=1e-9)
+    np.testing.assert_allclose(thinned.gap, gap, atol=1e-9)
+
+
+@pytest.mark.parametrize("h", [24, 25])
+def test_half_estimates_are_the_halves_own(h):
+    # Each half is searched on its own draws: the first h // 2, then the last h - h // 2.
+    chains = _small_chains(4)[:, :h]
+    diag = salsox.diagnose(chains, seed=8, n_runs=4, n_references=3)
+    for k in range(diag.n_chains):
         first, second = diag.half_estimates[k]
         assert diag.half_distance[k] == pytest.approx(_numpy_vi(first, second), abs=1e-9)
-        # The first half's estimate is a SALSO estimate of the first half's draws: no chain
-        # estimate (its warm starts) does better there.
-        half = chains[k, : diag.n_draws // 2]
-        best = salsox.partition_loss(first, half, "VI")
-        assert all(best <= salsox.partition_loss(e.labels, half, "VI") + 1e-12 for e in diag.chain_estimates)
+        for side, half in enumerate((chains[k, : h // 2], chains[k, h // 2 :])):
+            own = np.mean([_numpy_vi(diag.half_estimates[k, side], d) for d in half])
+            assert diag.half_expected_loss[k, side] == pytest.approx(own, abs=1e-9)
+            # A SALSO estimate of the half's draws: no chain estimate (its warm starts) does better there.
+            assert all(own <= np.mean([_numpy_vi(e.labels, d) for d in half]) + 1e-12 for e in diag.chain_estimates)
 
 
 def test_same_seed_same_diagnosis_for_any_thread_count():
@@ -284,15 +305,45 @@ def test_same_seed_same_diagnosis_for_any_thread_count():
     assert not np.array_equal(other.reference_draw, one.reference_draw)
 
 
-def test_constant_traces_are_reported_not_counted():
-    base = np.arange(30) % 3
-    chains = np.broadcast_to(base, (4, 10, 30)).copy()
-    diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
-    assert np.isnan(diag.rhat).all() and np.isnan(diag.ess_bulk).all()
-    assert diag.converged and "constant in every chain" in diag.verdict
+def test_chains_on_one_partition_cannot_be_assessed_and_never_pass():
+    for base in (np.arange(30) % 3, np.zeros(30, int), np.arange(30)):
+        chains = np.broadcast_to(base, (4, 10, 30)).copy()
+        diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
+        assert np.isnan(diag.rhat).all() and np.isnan(diag.ess_bulk).all()
+        assert diag.status == "cannot assess" and not diag.converged
+        assert diag.verdict.startswith("Cannot assess: every draw of every chain is the same partition")
+        assert diag.to_dict()["converged"] is False
+
+
+def test_chains_stuck_apart_have_infinite_rhat_printed_as_inf():
+    chains = np.broadcast_to(np.arange(30) % 3, (4, 10, 30)).copy()
     chains[1] = np.arange(30) % 5  # one chain elsewhere, each chain constant
     diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
-    assert not diag.converged and np.all(diag.rhat > 1.1)
+    assert diag.status == "not converged" and not diag.converged
+    assert np.all(np.isinf(diag.rhat))
+    assert set(diag.stuck_chains) == {0, 1, 2, 3}
+    assert "(largest inf," in diag.verdict and "never move" in diag.verdict
+    assert "e+" not in diag.verdict and "max_rhat=inf" in repr(diag)
+    assert diag.to_dict()["traces"][0]["rhat"] == "inf"
+
+
+def test_constant_traces_are_reported_not_counted():
+    # Every draw has 3 clusters of 10 (the n_clusters trace is constant), the items shuffled.
+    rng = np.random.default_rng(6)
+    base = np.repeat([0, 1, 2], 10)
+    chains = np.stack([[rng.permutation(base) for _ in range(20)] for _ in range(4)])
+    diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
+    assert np.isnan(diag.rhat[0]) and np.isfinite(diag.rhat[1:]).all()
+    assert "1 trace(s) constant in every chain (no information): not counted." in diag.verdict
+    assert "n_clusters" not in diag.flagged_rhat + diag.flagged_ess
+
+
+def test_a_chain_that_never_moves_is_not_converged():
+    chains = _small_chains(6)
+    chains[:3] = chains[0, 0]  # chains 0-2 on one partition, chain 3 moves
+    diag = salsox.diagnose(chains, seed=1, n_runs=1, n_references=1)
+    assert diag.stuck_chains == [0, 1, 2] and diag.status == "not converged"
+    assert "  chain(s) 0, 1, 2 never move: every draw the same partition." in diag.verdict.splitlines()
 
 
 def test_report_json_and_html():
@@ -304,7 +355,7 @@ def test_report_json_and_html():
     assert d["converged"] == diag.converged and len(d["traces"]) == len(diag.trace_names)
     html = diag._repr_html_()
     assert "<table>" in html and "R-hat" in html and "VI to ref 0" in html
-    assert "n_clusters" in str(diag) and repr(diag).startswith("Diagnosis(converged=")
+    assert "n_clusters" in str(diag) and repr(diag).startswith("Diagnosis(status=")
 
 
 @pytest.mark.parametrize(
@@ -321,6 +372,12 @@ def test_report_json_and_html():
         (dict(rhat_threshold="1.1"), TypeError, "rhat_threshold"),
         (dict(ess_threshold=0), ValueError, "ess_threshold"),
         (dict(ess_threshold=float("nan")), ValueError, "ess_threshold"),
+        (dict(alpha=0), ValueError, "alpha"),
+        (dict(alpha=1.0), ValueError, "alpha"),
+        (dict(alpha="0.05"), TypeError, "alpha"),
+        (dict(n_permutations=0), ValueError, "n_permutations"),
+        (dict(gap_draws=1), ValueError, "gap_draws"),
+        (dict(memory_limit=300_000), MemoryError, "gap_draws"),
         (dict(seed=-1), ValueError, "seed"),
         (dict(n_jobs=0), ValueError, "n_jobs"),
         (dict(memory_limit=0), ValueError, "memory_limit"),
@@ -393,8 +450,14 @@ def test_plots_draw_the_chosen_traces():
     for bad in (["nope"], [99], [True], []):
         with pytest.raises(ValueError, match="traces"):
             salsox.plots.plot_diagnosis_ranks(diag, bad)
+    fig = salsox.plots.plot_chain_gap(diag)
+    np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), diag.gap)
+    # The histogram counts every relabelling's largest gap; the line is the chains' own.
+    assert sum(p.get_height() for p in fig.axes[1].patches) == diag.n_permutations
+    assert fig.axes[1].lines[0].get_xdata()[0] == diag.gap[diag.gap_pair]
+    assert f"p = {diag.gap_pvalue:.3g}" in fig.axes[1].get_title()
     for plot in (salsox.plots.plot_diagnosis_traces, salsox.plots.plot_diagnosis_ranks,
-                 salsox.plots.plot_chain_estimates):
+                 salsox.plots.plot_chain_estimates, salsox.plots.plot_chain_gap):
         with pytest.raises(TypeError, match="takes a Diagnosis"):
             plot(diag.chain_estimates[0])
     plt.close("all")

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         _require_matplotlib()
+        _check_plot_format(args.plot)  # before any work: a typo must not cost the whole run
         if args.out is not None and os.path.abspath(args.out) == os.path.abspath(args.plot):
             raise ArgumentError("--out and --plot name the same file")
     for path in (args.out, args.plot):
@@ -73,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     draws, chains = _load_chains(args)
     diag = diagnose(
         draws, chains=chains, loss=loss, distance=args.distance, n_references=args.references, n_runs=args.runs,
-        rhat_threshold=args.rhat, ess_threshold=args.ess, seed=args.seed, n_jobs=args.jobs,
+        rhat_threshold=args.rhat, ess_threshold=args.ess, alpha=args.alpha, n_permutations=args.n_permutations,
+        gap_draws=args.gap_draws, ts=args.ts, seed=args.seed, n_jobs=args.jobs,
     )
     if args.json:
         _write(json.dumps(_jsonable(diag.to_dict())), args.out)
@@ -82,6 +84,19 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _plot(diag, args)
     return 0 if diag.converged or not args.fail else 3
+
+
+def _check_plot_format(path: str) -> None:
+    """An ArgumentError (exit status 2) unless matplotlib can write the format that ``path``'s
+    extension names."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise ArgumentError(
+            f"--plot {path}: the extension must name an image format ({', '.join(sorted(formats))})"
+        )
 
 
 def _plot(diag: Any, args: argparse.Namespace) -> None:
@@ -96,12 +111,25 @@ def _plot(diag: Any, args: argparse.Namespace) -> None:
         fig = plots.plot_diagnosis_ranks(diag)
     elif args.kind == "estimates":
         fig = plots.plot_chain_estimates(diag)
+    elif args.kind == "gap":
+        fig = plots.plot_chain_gap(diag)
     else:
         fig = plots.plot_diagnosis_traces(diag)
     try:
         _save_figure(fig, args.plot, args.dpi)
     finally:
         plt.close(fig)
+
+
+def _distance(text: str) -> str:
+    """--distance: a name diagnose takes (checked here, so that a typo costs no reading)."""
+    from ..diagnostics.mapping import resolve_distance
+
+    try:
+        resolve_distance(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 def _threshold(name: str, minimum: float) -> Any:
@@ -139,8 +167,13 @@ def add_parser(sub: Any) -> None:
     )
     _add_loss(p)
     p.add_argument(
-        "--distance", choices=("VI", "NVI", "ID", "NID", "binder"), default="VI",
-        help="distance of the mapping and of the comparisons (default VI)",
+        "--distance", type=_distance, default="VI",
+        help="distance of the mapping and of the comparisons: VI (default), NVI, ID, NID, binder, or any loss "
+        "between two partitions by name (a plugin's included)",
+    )
+    p.add_argument(
+        "--ts", action="store_true",
+        help="also map the draws by a travelling salesman's nearest-neighbour tour (genMCMCDiag's ts)",
     )
     p.add_argument(
         "--references", type=_positive_int("--references"), default=5, metavar="R",
@@ -151,6 +184,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--ess", type=_threshold("--ess", 0.0), default=100.0, help="ESS per chain threshold (default 100)"
     )
+    p.add_argument(
+        "--alpha", type=_threshold("--alpha", 0.0), default=0.01,
+        help="false-alarm rate of the calibrated R-hat limit and of the gap test (default 0.01)",
+    )
+    p.add_argument(
+        # dest n_permutations: diagnose's keyword, so that its messages name --permutations
+        "--permutations", dest="n_permutations", type=_positive_int("--permutations"), default=999, metavar="P",
+        help="random relabellings of blocks of draws behind them (default 999)",
+    )
+    p.add_argument(
+        "--gap-draws", type=_positive_int("--gap-draws"), default=250, metavar="S",
+        help="draws per chain of the gap between chains: all pairs of S evenly spaced draws (default 250)",
+    )
     p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same result)")
     _add_jobs(p)
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
@@ -158,8 +204,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", "-o", help="output file (default stdout)")
     p.add_argument("--plot", metavar="FILE", help="save a plot (format from the extension)")
     p.add_argument(
-        "--kind", choices=("traces", "rank", "estimates"), default="traces",
-        help="what --plot draws: trace plots, rank plots, or the chains' estimates side by side",
+        "--kind", choices=("traces", "rank", "estimates", "gap"), default="traces",
+        help="what --plot draws: trace plots, rank plots, the chains' estimates side by side, or the gap "
+        "between chains with its null",
     )
     p.add_argument(
         "--dpi", type=_positive_int("--dpi", _MAX_DPI), default=100, help=f"resolution of --plot, 1 to {_MAX_DPI}"

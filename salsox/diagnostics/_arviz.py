@@ -36,10 +36,15 @@ def _constant(x: np.ndarray) -> bool:
 
 def rhat(x: np.ndarray) -> float:
     """Rank-normalised split R-hat of a (chain, draw) trace; NaN for a constant trace (it says
-    nothing, and every chain agrees)."""
+    nothing, and every chain agrees), inf when every half-chain is constant but not all alike
+    (ArviZ divides by a within-chain variance that rounding leaves at 1e-30 or so, not 0)."""
     if _constant(x):
         return float("nan")
-    with np.errstate(divide="ignore", invalid="ignore"):  # chains each constant, at different values
+    half = x.shape[1] // 2
+    halves = np.concatenate([x[:, :half], x[:, x.shape[1] - half :]])
+    if np.all(halves == halves[:, :1]):
+        return float("inf") if np.any(halves != halves[0, 0]) else float("nan")
+    with np.errstate(divide="ignore", invalid="ignore"):
         return float(arviz().rhat(x, method="rank"))
 
 

@@ -15,8 +15,9 @@ from ..losses import Loss, get_loss
 from ..search import Estimate, salso
 from ..search.salso_search import DEFAULT_MEMORY_LIMIT
 from . import _arviz
+from .calibration import block_count, gap_test, rhat_null_max
 from .chains import split_chains
-from .mapping import check_distance, distances_to, loss_traces
+from .mapping import distances_to, loss_traces, nearest_neighbour_tour, resolve_distance
 from .result import Diagnosis
 
 __all__ = ["diagnose"]
@@ -41,11 +42,15 @@ def diagnose(
     *,
     chains: Any = None,
     loss: Union[str, Loss] = "VI",
-    distance: str = "VI",
+    distance: Union[str, Loss] = "VI",
     n_references: int = 5,
     n_runs: int = 16,
     rhat_threshold: float = 1.01,
     ess_threshold: float = 100.0,
+    alpha: float = 0.01,
+    n_permutations: int = 999,
+    gap_draws: int = 250,
+    ts: bool = False,
     seed: Optional[int] = None,
     n_jobs: Optional[int] = None,
     memory_limit: Optional[int] = None,
@@ -71,10 +76,13 @@ def diagnose(
         With an (H, n) matrix: each draw's chain id (rows of a chain kept in their order).
     loss : str or Loss, default "VI"
         The loss of the per-chain estimates (any loss of :func:`salsox.salso`).
-    distance : {"VI", "NVI", "ID", "NID", "binder"}, default "VI"
-        The distance of the mapping and of the comparisons between chains. ``"VI"`` (bits)
-        uses the engine's WASABI kernel; the others its count tables (``"binder"``: Binder's
-        loss with unit costs, the Rand distance).
+    distance : str or Loss, default "VI"
+        The ground distance of the mapping and of the comparisons between chains:
+        ``"VI"`` (bits, the engine's WASABI kernel), ``"NVI"``, ``"ID"``, ``"NID"``,
+        ``"binder"`` (Binder's loss with unit costs, the Rand distance), or any other loss
+        between two partitions that :func:`salsox.losses.get_loss` resolves (a plugin's by
+        name, a :class:`Loss` with parameters), each draw taken as the estimate and the other
+        partition as the draw. Not a PSM-based loss.
     n_references : int, default 5
         Reference draws per chain, drawn at random: one mapped trace each, C x n_references
         in all. References from every chain make the mapping see each chain's region.
@@ -82,9 +90,27 @@ def diagnose(
         SALSO runs of each chain's estimate. The halves' estimates are searched from the chain
         estimates as warm starts (the chain's own first; min(C, n_runs) runs each).
     rhat_threshold : float, default 1.01
-        R-hat above it flags a trace.
+        The least R-hat that flags a trace. The limit is the larger of it and the
+        ``1 - alpha`` quantile of the largest R-hat over the traces when blocks of draws are
+        relabelled between the chains at random (``diag.rhat_limit``): taking the maximum of
+        many traces is allowed for.
     ess_threshold : float, default 100
-        Bulk or tail ESS below this many per chain flags a trace.
+        Bulk or tail ESS below this many per chain flags a trace. With fewer than twice as
+        many draws per chain, a low ESS alone gives the verdict "too few draws to judge".
+    alpha : float, default 0.01
+        False-alarm rate of each calibrated test: the R-hat limit's quantile, and the
+        p-value below which the gap between chains flags them.
+    n_permutations : int, default 999
+        Random relabellings of blocks of draws behind the R-hat limit and the gap's p-value
+        (the smallest p-value is ``1 / (n_permutations + 1)``).
+    gap_draws : int, default 250
+        Draws per chain of the gap between chains: every pair of draws when the chains have
+        at most this many (exact), otherwise every pair of this many evenly spaced ones.
+    ts : bool, default False
+        Also map the draws by a travelling salesman's tour (genMCMCDiag's ``ts``): a
+        nearest-neighbour tour through the gap's draws, each draw's value its position in the
+        tour (``diag.ts_trace``, with its R-hat and ESS in the verdict; not one of the traces
+        the verdict's R-hat limit applies to).
     seed : int, optional
         The same seed gives the same result for any ``n_jobs``; default a fresh one, in
         ``info["seed"]``.
@@ -97,15 +123,18 @@ def diagnose(
     Returns
     -------
     Diagnosis
-        ``converged``, ``verdict``, the traces with their ``rhat``, ``ess_bulk`` and
-        ``ess_tail``, the per-chain estimates and the distances between them.
+        ``status`` and ``converged``, ``verdict``, the traces with their ``rhat``,
+        ``ess_bulk`` and ``ess_tail``, the gap between chains with its ``gap_pvalue``, the
+        per-chain estimates and the distances between them.
 
     Notes
     -----
     Needs ArviZ (``pip install 'salsox[diagnostics]'``). Every argument is checked before any
     work. Cost: C searches of N draws and 2C warm-started ones of N/2, plus
     O(C N n) per reference for the mapping and per estimate for the loss traces (one engine
-    call per estimate and chain; a count-sum formula loss takes one call per draw, slower).
+    call per estimate and chain; a count-sum formula loss takes one call per draw, slower),
+    plus O((C S)^2 n) for the gap's distances (S = min(N, gap_draws)) and the relabellings of
+    block sums (no draw is touched again).
 
     Examples
     --------
@@ -114,7 +143,9 @@ def diagnose(
     >>> diag = salsox.diagnose(draws, chains=np.repeat([0, 1, 2, 3], 125), seed=1)
     >>> diag.n_chains, diag.n_draws, diag.trace_names[:2]
     (4, 125, ['n_clusters', 'VI to ref 0'])
-    >>> bool(diag.rhat[0] < 1.05)
+    >>> bool(diag.rhat[0] < 1.05), diag.gap_exact          # 125 draws a chain: every pair
+    (True, True)
+    >>> diag.status in ("converged", "too few draws")
     True
     """
     started = time.perf_counter()
@@ -123,11 +154,18 @@ def diagnose(
     array, item_names, chain_ids = split_chains(draws, chains)
     c, h, n = array.shape
     loss = get_loss(loss)
-    distance = check_distance(distance)
+    distance, metric = resolve_distance(distance)
+    if not isinstance(ts, (bool, np.bool_)):
+        raise TypeError(f"ts must be True or False, got {type(ts).__name__}")
     n_references = check_int("n_references", n_references, minimum=1, maximum=h)
     n_runs = check_int("n_runs", n_runs, minimum=1, maximum=100_000)
     rhat_threshold = _check_threshold("rhat_threshold", rhat_threshold, 1.0)
     ess_threshold = _check_threshold("ess_threshold", ess_threshold, 0.0)
+    alpha = _check_threshold("alpha", alpha, 0.0)
+    if alpha >= 1:
+        raise ValueError(f"alpha must be below 1, got {alpha!r}")
+    n_permutations = check_int("n_permutations", n_permutations, minimum=1, maximum=1_000_000)
+    gap_draws = check_int("gap_draws", gap_draws, minimum=2, maximum=1_000_000)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
@@ -136,7 +174,8 @@ def diagnose(
         (Draws(array[k, : h // 2], item_names=item_names), Draws(array[k, h // 2 :], item_names=item_names))
         for k in range(c)
     ]
-    _check_memory(loss, chain_draws, c, h, n, n_references, jobs, min(n_runs, jobs), limit)
+    sub = min(h, gap_draws)
+    _check_memory(loss, chain_draws, c, h, n, n_references, jobs, min(n_runs, jobs), limit, sub)
 
     stages: Dict[str, float] = {}
     mark = started
@@ -156,6 +195,7 @@ def diagnose(
     labels = np.stack([e.labels for e in estimates]).astype(np.int32)
     lap("chain_estimates")
     half_labels = np.empty((c, 2, n), dtype=np.int32)
+    half_loss = np.empty((c, 2))
     for k in range(c):
         starts = labels[np.r_[k, np.delete(np.arange(c), k)][: min(c, n_runs)]]
         for side in (0, 1):
@@ -166,6 +206,7 @@ def diagnose(
                 seed=_seed_of(seed, 1, k, side), memory_limit=limit,
             )
             half_labels[k, side] = est.labels
+            half_loss[k, side] = est.expected_loss
     lap("half_estimates")
 
     # References: n_references draws of each chain, at distinct positions drawn at random.
@@ -176,7 +217,7 @@ def diagnose(
     r = references.shape[0]
 
     # Mapped traces: (R, C, N) distances to the references, and the number of clusters.
-    dist = np.stack([distances_to(chain_draws[k], references, distance, jobs).T for k in range(c)], axis=1)
+    dist = np.stack([distances_to(chain_draws[k], references, distance, jobs, metric).T for k in range(c)], axis=1)
     clusters = np.stack([d.clusters_per_draw for d in chain_draws]).astype(np.float64)
     traces = np.concatenate([clusters[None], dist])
     names = ["n_clusters"] + [f"{distance} to ref {i}" for i in range(r)]
@@ -186,24 +227,44 @@ def diagnose(
     ess_tail = np.array([_arviz.ess_tail(t) for t in traces])
     lap("arviz")
 
-    # Expected distance between chains: every draw of chain i against chain j's references
-    # (a reference never paired with itself), averaged with the transposed estimate.
-    pair = np.empty((c, c))
-    for i in range(c):
-        for j in range(c):
-            block = dist[ref_chain == j, i, :]  # (n_references, N)
-            if i == j:
-                mask = np.ones_like(block, dtype=bool)
-                mask[np.arange(n_references), ref_draw[ref_chain == j]] = False
-                pair[i, j] = float(block[mask].mean()) if mask.any() else math.nan
-            else:
-                pair[i, j] = float(block.mean())
-    posterior_distance = (pair + pair.T) / 2
+    # Calibration: blocks of several autocorrelation times (from each chain's own ESS, which a
+    # disagreement between chains does not lower), relabelled between the chains at random.
+    tau = _autocorrelation_time(traces)
+    blocks = block_count(h, tau)
+    perm_rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
+    _, null_max = rhat_null_max(traces, blocks, n_permutations, perm_rng)
+    finite_null = null_max[~np.isnan(null_max)]
+    rhat_quantile = float(np.quantile(finite_null, 1 - alpha, method="higher")) if finite_null.size else math.nan
+    top = float(np.nanmax(rhat)) if (~np.isnan(rhat)).any() else math.nan
+    rhat_pvalue = math.nan
+    if finite_null.size and not math.isnan(top):
+        rhat_pvalue = (1 + int(np.sum(finite_null >= top))) / (1 + finite_null.size)
+    lap("rhat_calibration")
+
+    # The gap between chains: all pairs of (an evenly spaced subset of) each chain's draws.
+    positions = (np.arange(sub) * h) // sub
+    subset = array[:, positions].reshape(c * sub, n).astype(np.int32)
+    pair_dist = distances_to(Draws(subset), subset, distance, jobs, metric)
+    pair_dist = (pair_dist + pair_dist.T) / 2  # the engine may round d(x, y) and d(y, x) apart
+    np.fill_diagonal(pair_dist, 0.0)
+    gap_blocks = min(blocks, sub)
+    block_of = (np.arange(sub) * gap_blocks) // sub
+    posterior_distance, gap, gap_pvalue, gap_null = gap_test(
+        pair_dist, np.repeat(np.arange(c), sub), (np.arange(c)[:, None] * gap_blocks + block_of).ravel(), c,
+        n_permutations, perm_rng,
+    )
+    ts_trace = None
+    ts_stats = (math.nan, math.nan, math.nan)
+    if ts:
+        ts_trace = nearest_neighbour_tour(pair_dist).reshape(c, sub).astype(np.float64)
+        ts_stats = (_arviz.rhat(ts_trace), _arviz.ess_bulk(ts_trace), _arviz.ess_tail(ts_trace))
+    del pair_dist
+    lap("gap")
 
     # Distances between the estimates, and between each chain's halves.
-    estimate_distance = _pairwise(labels, labels, distance, jobs)
+    estimate_distance = _pairwise(labels, labels, distance, jobs, metric)
     half_distance = np.array(
-        [_pairwise(half_labels[k, :1], half_labels[k, 1:], distance, jobs)[0, 0] for k in range(c)]
+        [_pairwise(half_labels[k, :1], half_labels[k, 1:], distance, jobs, metric)[0, 0] for k in range(c)]
     )
 
     # Per-draw loss traces of every chain's estimate against every chain's draws.
@@ -233,8 +294,18 @@ def diagnose(
         loss_traces=traced,
         estimate_distance=estimate_distance,
         posterior_distance=posterior_distance,
+        gap=gap,
+        gap_pvalue=gap_pvalue,
+        gap_draws=sub,
+        gap_exact=sub == h,
+        gap_null=gap_null,
+        ts_trace=ts_trace,
+        ts_rhat=ts_stats[0],
+        ts_ess_bulk=ts_stats[1],
+        ts_ess_tail=ts_stats[2],
         half_estimates=half_labels.astype(np.intp),
         half_distance=half_distance,
+        half_expected_loss=half_loss,
         reference_draws=references.astype(np.intp),
         reference_chain=ref_chain,
         reference_draw=ref_draw,
@@ -245,6 +316,12 @@ def diagnose(
         ess_tail=ess_tail,
         rhat_threshold=rhat_threshold,
         ess_threshold=ess_threshold,
+        rhat_limit=rhat_threshold if math.isnan(rhat_quantile) else max(rhat_threshold, rhat_quantile),
+        rhat_pvalue=rhat_pvalue,
+        rhat_null=null_max,
+        alpha=alpha,
+        n_permutations=n_permutations,
+        blocks=blocks,
         info={
             "seed": seed,
             "n_runs": n_runs,
@@ -256,21 +333,37 @@ def diagnose(
     )
 
 
-def _pairwise(a: np.ndarray, b: np.ndarray, distance: str, jobs: int) -> np.ndarray:
+def _pairwise(a: np.ndarray, b: np.ndarray, distance: str, jobs: int, metric: Optional[Loss]) -> np.ndarray:
     """(len(a), len(b)) distances between label rows."""
-    return distances_to(Draws(a), b, distance, jobs)
+    return distances_to(Draws(a), b, distance, jobs, metric)
+
+
+def _autocorrelation_time(traces: np.ndarray) -> float:
+    """Draws per effective draw within a chain: N / the bulk ESS of each chain on its own, the
+    largest over the chains, the median over the traces that move (1 when none does)."""
+    _, c, h = traces.shape
+    taus = []
+    for t in traces:
+        ess = [_arviz.ess_bulk(t[k][None, :]) for k in range(c)]
+        finite = [e for e in ess if math.isfinite(e) and e > 0]
+        if finite:
+            taus.append(h / min(finite))
+    return float(np.median(taus)) if taus else 1.0
 
 
 def _check_memory(
-    loss: Loss, chain_draws: List[Draws], c: int, h: int, n: int, r: int, jobs: int, threads: int, limit: int
+    loss: Loss, chain_draws: List[Draws], c: int, h: int, n: int, r: int, jobs: int, threads: int, limit: int,
+    sub: int,
 ) -> None:
     """A MemoryError before any work when the searches' tables or the traces exceed the limit."""
     for d in chain_draws:
         loss._route(d).check_memory(threads, d.max_clusters, limit)
-    # Traces (references, clusters and loss traces) and one chain's int32 labels at a time.
-    need = 8 * c * h * (c * r + 1 + c) + 4 * h * n
+    # Traces (references, clusters and loss traces) and one chain's int32 labels at a time; the
+    # gap's distances between C x sub draws (twice: the engine's and the symmetrised copy).
+    need = 8 * c * h * (c * r + 1 + c) + 4 * h * n + 2 * 8 * (c * sub) ** 2
     if need > limit:
         raise MemoryError(
             f"diagnose needs about {byte_size(need)} for the mapped traces ({c} chains x {h} draws x "
-            f"{c * r + 1 + c} traces), more than memory_limit={limit} bytes; lower n_references or raise memory_limit"
+            f"{c * r + 1 + c} traces) and the gap's distances between {c} x {sub} draws, more than "
+            f"memory_limit={limit} bytes; lower n_references or gap_draws, or raise memory_limit"
         )

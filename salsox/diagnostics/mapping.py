@@ -13,7 +13,7 @@ estimate's expected loss), for the Monte Carlo standard error of that expected l
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Type
+from typing import Any, Dict, Optional, Tuple, Type
 
 import numpy as np
 
@@ -21,7 +21,10 @@ from .. import _core
 from ..io import Draws
 from ..losses import ID, NID, NVI, OMARI, VI, Binder, ContingencyLoss, DecomposableLoss, Loss, PSMLoss
 
-__all__ = ["DISTANCES", "check_distance", "distances_to", "loss_traces", "DECIMALS"]
+__all__ = [
+    "DISTANCES", "check_distance", "resolve_distance", "distances_to", "loss_traces", "nearest_neighbour_tour",
+    "DECIMALS",
+]
 
 # Distances (metrics on partitions) a mapping may use; "VI" runs the WASABI kernel.
 DISTANCES: Dict[str, Type[Loss]] = {"VI": VI, "NVI": NVI, "ID": ID, "NID": NID, "binder": Binder}
@@ -35,20 +38,57 @@ _REFS_PER_CALL = 16
 DECIMALS = 10
 
 
-def check_distance(distance: object) -> str:
-    """The distance's name, or a ValueError listing the choices."""
+def resolve_distance(distance: object) -> Tuple[str, Optional[Loss]]:
+    """``(name, loss)`` of a distance: one of :data:`DISTANCES` (any case), any other loss the
+    registry knows (a plugin's included, by name) or a :class:`Loss`; ``loss`` is None for
+    Meila's VI, which the WASABI kernel computes. A PSM-based loss is no distance between two
+    partitions: a ValueError, as is an unknown name.
+
+    Examples
+    --------
+    >>> resolve_distance("vi"), resolve_distance("Binder")
+    (('VI', None), ('binder', Binder(a=1.0, b=1.0)))
+    >>> resolve_distance(salsox.VI(a=2, b=1))
+    ('VI(a=2.0, b=1.0)', VI(a=2.0, b=1.0))
+    """
+    from ..losses import get_loss
+
     if isinstance(distance, str):
         for name in DISTANCES:
             if distance.lower() == name.lower():
-                return name
-    raise ValueError(f"distance must be one of {sorted(DISTANCES)}, got {distance!r}")
+                return name, None if name == "VI" else DISTANCES[name]()
+    if not isinstance(distance, (str, Loss)):
+        raise ValueError(f"distance must be a loss name or a salsox.losses.Loss, got {distance!r}")
+    try:
+        loss = get_loss(distance)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"distance: {err}") from None
+    if isinstance(loss, PSMLoss):
+        raise ValueError(
+            f"distance {loss.name!r} is computed from a posterior similarity matrix, not between two partitions; "
+            f"choose one of {sorted(DISTANCES)} or a loss between partitions"
+        )
+    if type(loss) is VI and loss.a == loss.b == 1.0:
+        return "VI", None
+    if type(loss) in (NVI, ID, NID) or (type(loss) is Binder and loss.a == loss.b == 1.0):
+        return loss.name if type(loss) is not Binder else "binder", loss
+    # A loss with parameters is named with them: "VI(a=2.0, b=1.0) to ref 0".
+    return (repr(loss) if loss.params else loss.name), loss
 
 
-def distances_to(draws: Draws, references: np.ndarray, distance: str, n_jobs: int) -> np.ndarray:
+def check_distance(distance: object) -> str:
+    """The distance's name (:func:`resolve_distance`), or a ValueError."""
+    return resolve_distance(distance)[0]
+
+
+def distances_to(
+    draws: Draws, references: np.ndarray, distance: str, n_jobs: int, metric: Optional[Loss] = None
+) -> np.ndarray:
     """(H, R) distance of every draw to each reference (rows of canonical int32 labels), rounded
-    to :data:`DECIMALS`."""
+    to :data:`DECIMALS`: the VI kernel for ``"VI"``, otherwise ``metric`` (default the built-in
+    of that name) with the draw as the estimate and the reference as the one draw."""
     refs = np.ascontiguousarray(references, dtype=np.int32)
-    if distance == "VI":
+    if distance == "VI" and metric is None:
         out = np.hstack(
             [
                 np.asarray(_core.particle_vi(draws._core, refs[s : s + _REFS_PER_CALL], n_jobs))
@@ -56,8 +96,8 @@ def distances_to(draws: Draws, references: np.ndarray, distance: str, n_jobs: in
             ]
         )
     else:
-        # Symmetric losses: each draw as the estimate, the reference as the single "draw".
-        metric = DISTANCES[distance]()
+        # Each draw as the estimate, the reference as the single "draw".
+        metric = DISTANCES[distance]() if metric is None else metric
         rows = np.ascontiguousarray(draws.labels_matrix(), dtype=np.int32)
         out = np.column_stack([metric._route(Draws(r[None, :])).losses(rows, n_jobs) for r in refs])
     return np.round(out, DECIMALS)
@@ -135,3 +175,28 @@ def loss_traces(estimates: np.ndarray, draws: Draws, loss: Loss, n_jobs: int) ->
         [[loss._route(Draws(matrix[h : h + 1])).losses(e[None, :], 1)[0] for h in range(draws.n_draws)] for e in est],
         dtype=np.float64,
     )
+
+
+def nearest_neighbour_tour(dist: np.ndarray) -> np.ndarray:
+    """A travelling salesman's tour of M points by the nearest-neighbour rule, from a (M, M)
+    distance matrix: start at the point farthest from the others on average (an end of the
+    cloud), then always go to the nearest point not yet visited (ties: the lowest index).
+    Returns each point's position in the tour, the value of genMCMCDiag's ``ts`` map
+    (Duttweiler et al.): draws close in the tour are close as partitions.
+
+    Examples
+    --------
+    >>> x = np.array([0.0, 5.0, 1.0, 4.0, 2.0])
+    >>> nearest_neighbour_tour(np.abs(x[:, None] - x[None, :]))
+    array([4, 0, 3, 1, 2])
+    """
+    m = dist.shape[0]
+    position = np.empty(m, dtype=np.intp)
+    visited = np.zeros(m, dtype=bool)
+    current = int(np.argmax(dist.sum(axis=1)))
+    for step in range(m):
+        position[current] = step
+        visited[current] = True
+        if step + 1 < m:
+            current = int(np.argmin(np.where(visited, np.inf, dist[current])))
+    return position

@@ -15,8 +15,9 @@ name when both name them (names that differ are an error), by position otherwise
 * :func:`plot_chips` -- a CHIPS sub-partition (:func:`salsox.chips`), unallocated items as open circles;
 * :func:`plot_wasabi`, :func:`plot_wasabi_elbow`, :func:`plot_wasabi_contributions` -- a WASABI
   summary (:func:`salsox.wasabi`): its particles, the elbow curve, per-item contributions.
-* :func:`plot_diagnosis_traces`, :func:`plot_diagnosis_ranks`, :func:`plot_chain_estimates` -- a
-  convergence diagnosis (:func:`salsox.diagnose`): mapped traces, rank plots, chains' estimates.
+* :func:`plot_diagnosis_traces`, :func:`plot_diagnosis_ranks`, :func:`plot_chain_estimates`,
+  :func:`plot_chain_gap` -- a convergence diagnosis (:func:`salsox.diagnose`): mapped traces, rank
+  plots, chains' estimates, the gap between chains with its null.
 
 The largest clusters get the most distinct colours (the same in every plot of one estimate);
 when an estimate has several singletons, they are grey, as "other".
@@ -29,7 +30,7 @@ imported only when a plot is drawn, the MDS is computed here with numpy, the lin
 from .chips import plot_chips
 from .credible_ball import plot_credible_ball
 from .dendrogram import loss_linkage, plot_dendrogram
-from .diagnostics import plot_chain_estimates, plot_diagnosis_ranks, plot_diagnosis_traces
+from .diagnostics import plot_chain_estimates, plot_chain_gap, plot_diagnosis_ranks, plot_diagnosis_traces
 from .heatmap import plot_heatmap
 from .mds import classical_mds, plot_mds
 from .pairs import plot_pairs
@@ -38,4 +39,4 @@ from .wasabi import plot_wasabi, plot_wasabi_contributions, plot_wasabi_elbow
 __all__ = ["plot_heatmap", "plot_mds", "plot_pairs", "plot_dendrogram", "plot_chips", "classical_mds"]
 __all__ += ["plot_credible_ball", "loss_linkage"]
 __all__ += ["plot_wasabi", "plot_wasabi_elbow", "plot_wasabi_contributions"]
-__all__ += ["plot_diagnosis_traces", "plot_diagnosis_ranks", "plot_chain_estimates"]
+__all__ += ["plot_diagnosis_traces", "plot_diagnosis_ranks", "plot_chain_estimates", "plot_chain_gap"]

@@ -13,7 +13,7 @@ from ..metrics import psm
 from ..summaries.linkage import average_linkage, leaf_order
 from ._common import _pyplot
 
-__all__ = ["plot_diagnosis_traces", "plot_diagnosis_ranks", "plot_chain_estimates"]
+__all__ = ["plot_diagnosis_traces", "plot_diagnosis_ranks", "plot_chain_estimates", "plot_chain_gap"]
 
 # Traces drawn by default: the cluster counts and the first references.
 _DEFAULT_TRACES = 4
@@ -211,4 +211,60 @@ def plot_chain_estimates(diag: Any, *, figsize: Any = None, cmap: str = "viridis
         )
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.7, label="PSM (below) / estimate (above)")
+    return fig
+
+
+def plot_chain_gap(diag: Any, *, figsize: Any = None, cmap: str = "RdBu_r") -> Any:
+    """The gap between chains and its null: is one chain's posterior apart from the others'?
+
+    Left, the matrix of gaps ``G_ij = P_ij - (P_ii + P_jj) / 2`` (``diag.gap``), centred on 0:
+    chains of one posterior give gaps near 0 in every cell, a chain apart a row and column of
+    positive ones. Right, the histogram of the largest gap over the pairs for each random
+    relabelling of blocks of draws between the chains (``diag.gap_null``), with the largest
+    gap of the chains as given and its p-value.
+
+    Parameters
+    ----------
+    diag : Diagnosis
+    figsize : (float, float), optional
+    cmap : str, default "RdBu_r"
+        A diverging colour map (0 in the middle).
+
+    Returns
+    -------
+    matplotlib Figure
+
+    Examples
+    --------
+    >>> from salsox.datasets import example_draws
+    >>> chains = example_draws().draws[:200, :30].reshape(4, 50, 30)
+    >>> diag = salsox.diagnose(chains, seed=1, n_runs=2, n_references=1)
+    >>> fig = salsox.plots.plot_chain_gap(diag)
+    >>> fig.axes[1].get_title().startswith("largest gap")
+    True
+    """
+    _check_diagnosis(diag, "plot_chain_gap")
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=figsize or (9, 3.8), layout="constrained")
+    c = diag.n_chains
+    bound = float(np.max(np.abs(diag.gap))) or 1.0
+    image = left.imshow(diag.gap, cmap=cmap, vmin=-bound, vmax=bound, interpolation="nearest")
+    ticks = [str(k) for k in diag.chain_ids]
+    left.set_xticks(range(c), ticks)
+    left.set_yticks(range(c), ticks)
+    left.set_xlabel("chain")
+    left.set_ylabel("chain")
+    if c <= 8:
+        for i in range(c):
+            for j in range(c):
+                left.text(j, i, f"{diag.gap[i, j]:.3g}", ha="center", va="center", fontsize="small")
+    left.set_title(f"gap G (expected {diag.distance})", fontsize="medium")
+    fig.colorbar(image, ax=left, shrink=0.8)
+    i, j = diag.gap_pair
+    right.hist(diag.gap_null, bins=40, color="0.6")
+    right.axvline(diag.gap[i, j], color="C3", lw=2, label=f"chains {diag.chain_ids[i]}, {diag.chain_ids[j]}")
+    right.set_xlabel("largest gap over the pairs of chains")
+    right.set_ylabel("relabellings")
+    right.legend(frameon=False, fontsize="small")
+    right.set_title(f"largest gap {diag.gap[i, j]:.3g}, p = {diag.gap_pvalue:.3g}", fontsize="medium")
     return fig
