@@ -118,6 +118,9 @@ def test_diagnose_matches_chains_whose_columns_come_in_different_orders(frame):
     moved = [c if k == 0 else c.iloc[:, rng.permutation(N_ITEMS)] for k, c in enumerate(chains)]
     got = salsox.diagnose(moved, seed=1, n_references=3)
     assert np.array_equal(got.rhat, expected.rhat, equal_nan=True)
+    assert list(got.item_names) == NAMES and got.to_series().index.tolist() == NAMES
+    frame_out = got.to_dataframe()
+    assert frame_out.index.tolist() == NAMES and frame_out.shape == (N_ITEMS, 4)
     renamed = [c.rename(columns={"s03": "other"}) if k == 2 else c for k, c in enumerate(chains)]
     with pytest.raises(ValueError, match=r"^draws\[2\] does not name the same items"):
         salsox.diagnose(renamed, seed=1, n_references=3)

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..io import Draws
+from ..io import Draws, labels_series, pandas_index
 from ..losses import Loss
 from ..search import Estimate
 from ..summaries.display import html_table
@@ -211,6 +211,24 @@ class Diagnosis:
     def estimate(self) -> Estimate:
         """The chain estimate of smallest expected loss over all draws."""
         return self.chain_estimates[self.best_chain]
+
+    @property
+    def item_names(self) -> Optional[np.ndarray]:
+        """The items' names, matched across the chains (None when no chain named them)."""
+        return self.chain_draws[0].item_names if self.chain_draws else None
+
+    def to_series(self, name: str = "cluster") -> Any:
+        """The best chain's estimate (:attr:`estimate`) as a ``pandas.Series`` indexed by item
+        name (by position when unknown). Needs pandas."""
+        return labels_series(self.estimate.labels, self.item_names, name)
+
+    def to_dataframe(self) -> Any:
+        """One row per item (indexed as :meth:`to_series`), one column per chain's estimate
+        (named by the chain id). Needs pandas."""
+        import pandas as pd
+
+        columns = {f"chain {cid}": e.labels for cid, e in zip(self.chain_ids, self.chain_estimates)}
+        return pd.DataFrame(columns, index=pandas_index(self.item_names, self.n_items))
 
     @property
     def chain_expected_loss(self) -> np.ndarray:
