@@ -366,6 +366,13 @@ def _check_completion(
     # The sub-partition is not known yet: checked with the start's items fixed (none by default).
     fixed = np.full(d.n_items, -1, dtype=np.int32) if start is None else start
     probe = dict(args)
+    if max_clusters == 1 and d.n_items > 1:
+        # Known before the runs: one cluster leaves the completion nothing to search, and any
+        # CHIPS sub-partition of two clusters (found only after all the runs) would be refused.
+        raise ValueError(
+            "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
+            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or complete=False"
+        )
     if start is not None and max_clusters is not None and int(start.max(initial=-1)) + 1 > max_clusters:
         raise ValueError(
             f"max_clusters={max_clusters} is below the {int(start.max()) + 1} clusters of initial, which "
@@ -440,7 +447,8 @@ def chips(
         The loss of the completion (any loss :func:`salsox.salso` takes).
     max_clusters : int, optional
         Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
-        of CHIPS clusters).
+        of CHIPS clusters). With a completion it must be at least 2 (refused before the runs);
+        below the clusters of the CHIPS sub-partition it is an error once the runs have found it.
     memory_limit : int, optional
         Bytes the runs and the rows they give may take (O(n) per run: a path's rows are rebuilt
         from the runs' steps on demand, see ``ChipsResult.labels``); more is a MemoryError
