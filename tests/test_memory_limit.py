@@ -238,6 +238,35 @@ def test_wasabi(monkeypatch, init):
         salsox.wasabi(draws, 2, memory_limit=0)
 
 
+def test_wasabi_topvi_estimate_covers_what_topvi_allocates():
+    # "topvi" adds, per start at once, its n x n work (1 - PSM, the PSM it came from, the
+    # condensed distances and their clipped copy; the linkage's own copy is allocated in C):
+    # the estimate's topvi term must hold what numpy allocates there, measured by tracemalloc,
+    # and not be far above it. The test comparing against the same formula let a planted
+    # error in this term pass.
+    import tracemalloc
+
+    from salsox.uncertainty.wasabi import api
+    from salsox.uncertainty.wasabi.draws import DrawSet, unique_rows
+    from salsox.uncertainty.wasabi.init import top_vi
+
+    draws = salsox.canonicalize_labels(_draws(H=200, n=500)).astype(np.int32)
+    h, n = draws.shape
+    first, inverse = unique_rows(draws)
+    ds = DrawSet(draws[first], np.bincount(inverse).astype(np.int64))
+    need = lambda workers, init: api._memory_needed(ds, h, 2, workers, 1, None, init)
+    term = {workers: need(workers, "topvi") - need(workers, "++") for workers in (1, 3)}
+    assert term[3] == 3 * term[1]  # per start running at once
+    top_vi(ds, draws, 2, np.random.default_rng(1), 1)  # imports scipy's modules, not counted below
+    tracemalloc.start()
+    try:
+        top_vi(ds, draws, 2, np.random.default_rng(1), 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 16 * n * n <= peak <= term[1] <= 2 * peak
+
+
 def test_a_small_need_is_stated_in_bytes_or_kib_not_as_0_mib() -> None:
     from salsox._validation import byte_size
 
