@@ -267,6 +267,28 @@ def test_wasabi_topvi_estimate_covers_what_topvi_allocates():
     assert 16 * n * n <= peak <= term[1] <= 2 * peak
 
 
+def test_relabelling_long_rows_stays_within_its_estimate():
+    # Draws given as an array are relabelled in chunks of rows (relabel_bytes counts one chunk's
+    # temporaries); the check for rows already canonical ran on the whole array at once, about
+    # 17 bytes a label more (and deaf to Ctrl-C for seconds on 4e7 labels).
+    import tracemalloc
+
+    from salsox._validation import relabel_rows
+
+    arr = np.random.default_rng(0).integers(0, 30, size=(40, 200_000))
+    arr[7] = relabel_rows(arr[7:8])[0]  # one row already canonical, in the second chunk
+    relabel_rows(arr[:2])
+    tracemalloc.start()
+    try:
+        out = relabel_rows(arr)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 1.05 * relabel_bytes(*arr.shape)
+    np.testing.assert_array_equal(out[::3], np.vstack([relabel_rows(arr[i : i + 1]) for i in range(0, 40, 3)]))
+    np.testing.assert_array_equal(out[7], arr[7])
+
+
 def test_a_small_need_is_stated_in_bytes_or_kib_not_as_0_mib() -> None:
     from salsox._validation import byte_size
 
