@@ -280,11 +280,11 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
 _RELABEL_CHUNK = 2**20  # labels relabelled at once (see relabel_rows)
 
 
-def relabel_bytes(m: int, n: int) -> int:
+def relabel_bytes(m: int, n: int, chunk: int = _RELABEL_CHUNK) -> int:
     """Bytes :func:`relabel_rows` of an m x n matrix allocates at most: its int32 result and the
     temporaries of one chunk (60 bytes a label, and 8 more for the copy of a chunk of rows
-    picked among canonical ones)."""
-    return 4 * m * n + 68 * min(m * n, max(n, _RELABEL_CHUNK))
+    picked among canonical ones). ``chunk``: labels a caller hands it at once, if fewer."""
+    return 4 * m * n + 68 * min(m * n, max(n, min(chunk, _RELABEL_CHUNK)))
 
 
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
