@@ -365,10 +365,11 @@ def as_partial_labels(x: Any, name: str, n: int, free: str) -> Optional[np.ndarr
 _RELABEL_CHUNK = 2**20  # labels relabelled at once (see relabel_rows)
 
 
-def relabel_bytes(m: int, n: int) -> int:
+def relabel_bytes(m: int, n: int, chunk: int = _RELABEL_CHUNK) -> int:
     """Bytes :func:`relabel_rows` of an m x n matrix allocates at most: its int32 result and the
-    temporaries of one chunk."""
-    return 4 * m * n + 60 * min(m * n, max(n, _RELABEL_CHUNK))
+    temporaries of one chunk (60 bytes a label, and 8 more for the copy of a chunk of rows
+    picked among canonical ones). ``chunk``: labels a caller hands it at once, if fewer."""
+    return 4 * m * n + 68 * min(m * n, max(n, min(chunk, _RELABEL_CHUNK)))
 
 
 def relabel_rows(arr: np.ndarray) -> np.ndarray:
@@ -377,11 +378,16 @@ def relabel_rows(arr: np.ndarray) -> np.ndarray:
     canonical = _canonical_rows(arr)
     if np.all(canonical):
         return arr.astype(np.int32, copy=False)
+    m, n = arr.shape
     if np.any(canonical):
         out = arr.astype(np.int32)
-        out[~canonical] = relabel_rows(arr[~canonical])
+        # The other rows a chunk at a time: a copy of all of them took 8 bytes a label more.
+        rows = np.flatnonzero(~canonical)
+        step = max(1, _RELABEL_CHUNK // max(n, 1))
+        for lo in range(0, len(rows), step):
+            pick = rows[lo : lo + step]
+            out[pick] = relabel_rows(arr[pick])
         return out
-    m, n = arr.shape
     # Its temporaries take about 60 bytes a label: rows in chunks of about 2**20 labels keep
     # them to some 60 MiB, whatever the number of rows (the same labels).
     rows_per_chunk = max(1, _RELABEL_CHUNK // n)
@@ -408,6 +414,11 @@ def relabel_rows(arr: np.ndarray) -> np.ndarray:
 def _canonical_rows(arr: np.ndarray) -> np.ndarray:
     """Which rows are restricted growth strings (0 first, each label at most 1 + those before)."""
     m, n = arr.shape
+    rows_per_chunk = max(1, _RELABEL_CHUNK // max(n, 1))
+    if n > m and m > rows_per_chunk:
+        # Long rows a chunk at a time: their temporaries (about 20 bytes a label) stay within
+        # relabel_bytes' chunk, and Ctrl-C lands between chunks.
+        return np.concatenate([_canonical_rows(arr[lo : lo + rows_per_chunk]) for lo in range(0, m, rows_per_chunk)])
     if n > m:  # few long rows
         running_max = np.maximum.accumulate(arr, axis=1)
         return (arr[:, 0] == 0) & np.all((arr[:, 1:] <= running_max[:, :-1] + 1) & (arr[:, 1:] >= 0), axis=1)

@@ -41,6 +41,7 @@ def no_engine(monkeypatch):
         (dict(complete=dict(memory_limit=0)), ValueError, "memory_limit must be >= 1"),
         (dict(initial=[0, 0, 1, 1, 2, 2, -1, -1, -1, -1, -1, -1], max_clusters=2), ValueError,
          "max_clusters=2 is below the 3 clusters of initial"),
+        (dict(max_clusters=1), ValueError, "max_clusters=1 leaves the completion a single answer"),
     ],
 )
 def test_chips_checks_before_its_runs(no_engine, kwargs, error, match):
@@ -52,10 +53,21 @@ def test_chips_max_clusters_below_its_clusters_speaks_of_chips():
     draws = _draws()
     res = salsox.chips(draws, 0.3, n_runs=8, seed=1, complete=False)
     k = int(res.labels.max()) + 1
-    assert k >= 2
+    assert k >= 3
     with pytest.raises(ValueError, match=f"below the {k} clusters of the CHIPS sub-partition") as err:
-        salsox.chips(draws, 0.3, n_runs=8, seed=1, max_clusters=1)
+        salsox.chips(draws, 0.3, n_runs=8, seed=1, max_clusters=k - 1)
     assert "fixed" not in str(err.value)
+
+
+def test_chips_max_clusters_of_one_is_refused_before_a_large_run(no_engine):
+    # The case: on a large input the runs took 22 s before max_clusters=1 was refused.
+    # no_engine makes any engine call fail, so the refusal comes before the runs, whatever the size.
+    draws = _draws(H=4000, n=3000)
+    with pytest.raises(ValueError, match="max_clusters=1 leaves the completion"):
+        salsox.chips(draws, 0.2, max_clusters=1)
+    # Without a completion the cap is unused: the runs go ahead (here into no_engine's refusal).
+    with pytest.raises(AssertionError, match="engine was called"):
+        salsox.chips(draws, 0.2, max_clusters=1, complete=False)
 
 
 @pytest.mark.parametrize(

@@ -84,6 +84,25 @@ def test_omp_num_threads_when_set_is_the_default():
     assert out.stdout.split() == ["3", "3"]
 
 
+def test_omp_num_threads_wins_over_a_cgroup_quota(tmp_path):
+    # A quota of one CPU, seen (quota 1.0), and OMP_NUM_THREADS=3: the user's own choice is the
+    # default, as without a quota; without OMP_NUM_THREADS the quota gives 1. In a process of
+    # its own: OMP_NUM_THREADS also sets the OpenMP runtime's limit when it starts.
+    code = (
+        "from salsox._cpus import cpu_info; from salsox._validation import check_n_jobs; "
+        "i = cpu_info(); print(i.quota, i.omp_num_threads, i.default, check_n_jobs(None))"
+    )
+    root = _v2(tmp_path, "100000 100000")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    env[CGROUP_ROOT_ENV] = root
+    run = lambda extra: subprocess.run(
+        [sys.executable, "-c", code], env=dict(env, **extra), capture_output=True, text=True, check=True,
+        cwd=tempfile.gettempdir(),
+    ).stdout.split()
+    assert run({"OMP_NUM_THREADS": "3"}) == ["1.0", "3", "3", "3"]
+    assert run({}) == ["1.0", "None", "1", "1"]
+
+
 def test_threadpool_limits_limits_salsox_as_numpy():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     libs = [lib for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "openmp"]

@@ -12,13 +12,32 @@ from salsox.search.distributed import batches
 distributed = pytest.importorskip("distributed")  # optional dependency: salsox[dask]
 
 
+WORKERS = 2
+# Seconds a test waits for the cluster's workers: on a loaded machine worker processes take
+# long to start (and a worker that missed its heartbeats is restarted by its nanny), and a
+# search sent meanwhile failed with "the Dask cluster has no workers".
+WORKER_WAIT = 300
+# Connections too get longer than Dask's 30 s defaults on a loaded machine.
+_TIMEOUTS = {"distributed.comm.timeouts.connect": "120s", "distributed.comm.timeouts.tcp": "300s"}
+
+
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
+def cluster_client():
+    import dask
+
+    with dask.config.set(_TIMEOUTS):
+        cluster = distributed.LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=40)
+        with distributed.Client(cluster, timeout=WORKER_WAIT) as c:
+            yield c
+        cluster.close()
+
+
+@pytest.fixture
+def client(cluster_client):
+    """The module's client, once all its workers are up (before every test)."""
+    cluster_client.wait_for_workers(WORKERS, timeout=WORKER_WAIT)
+    return cluster_client
 
 
 def test_batches_cover_every_run_once():

@@ -16,13 +16,15 @@ import sys
 import textwrap
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pytest
 
 import salsox
+import salsox.engine.callback
 from salsox import _core
+from salsox.plugins import ContingencyLoss
 
 # Seconds allowed between the interrupt and KeyboardInterrupt: 1 s promised, plus margin for a
 # loaded 2-core machine.
@@ -31,8 +33,8 @@ DELAY = 0.3  # interrupt this long after the call enters the engine
 
 
 def _seconds_to_stop(call: Callable[[], Any], engine: str, delay: float = DELAY) -> float:
-    """Seconds from a simulated Ctrl-C, made ``delay`` after ``call`` enters the engine function
-    ``salsox._core.<engine>``, to KeyboardInterrupt."""
+    """Seconds from a simulated Ctrl-C, made ``delay`` after ``call`` first enters the engine
+    function ``salsox._core.<engine>`` (from any thread), to KeyboardInterrupt."""
     fired = threading.Event()
 
     def interrupt() -> None:
@@ -41,10 +43,12 @@ def _seconds_to_stop(call: Callable[[], Any], engine: str, delay: float = DELAY)
 
     timer = threading.Timer(delay, interrupt)
     original = getattr(_core, engine)
+    first = threading.Lock()  # the first entry starts the timer (threads may enter at once)
 
     def entered(*args: Any, **kwargs: Any) -> Any:
-        timer.started_at = time.monotonic()  # type: ignore[attr-defined]
-        timer.start()
+        if first.acquire(blocking=False):
+            timer.started_at = time.monotonic()  # type: ignore[attr-defined]
+            timer.start()
         return original(*args, **kwargs)
 
     setattr(_core, engine, entered)
@@ -313,3 +317,99 @@ def test_a_runtime_giving_fewer_threads_than_asked_does_not_hang(tmp_path: Any) 
     _script_prints_ok(tmp_path / "fewer_threads.py", FEWER_THREADS_SCRIPT,
                       "a parallel loop hung when the OpenMP runtime gave fewer threads than n_jobs",
                       OMP_THREAD_LIMIT="1")
+
+
+class _SlowPairsLoss(ContingencyLoss):
+    """Binder's loss from tables, each call ``delay`` seconds longer (time.sleep: the GIL is
+    free meanwhile, as in a plugin waiting on I/O or a GPU); records when each call began, and
+    on which thread."""
+
+    name = "test-slow-pairs"
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.calls: list = []  # (start time, thread ident)
+        self.on_main: Optional[Callable[[int], None]] = None  # called at each main-thread call
+
+    def loss(self, tables: np.ndarray) -> np.ndarray:
+        me = threading.get_ident()
+        self.calls.append((time.monotonic(), me))
+        if self.on_main is not None and me == threading.main_thread().ident:
+            self.on_main(sum(ident == me for _, ident in self.calls))
+        time.sleep(self.delay)
+        n = tables.sum(axis=(1, 2)).astype(float)
+        rows = (tables.sum(axis=2) ** 2).sum(axis=1)
+        cols = (tables.sum(axis=1) ** 2).sum(axis=1)
+        cells = (tables**2).sum(axis=(1, 2))
+        return np.where(n > 0, (rows + cols - 2 * cells) / np.maximum(n, 1) ** 2, 0.0)
+
+    def worker_calls_after(self, moment: float) -> int:
+        main = threading.main_thread().ident
+        return sum(start > moment and ident != main for start, ident in self.calls)
+
+
+@pytest.fixture
+def one_draw_a_batch(monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
+    """80 draws of 30 items, and batches of about one draw's tables: scoring one item takes
+    up to 80 calls of the loss, so a thread between polls of its search has many left."""
+    monkeypatch.setattr(salsox.engine.callback, "MAX_BATCH_CELLS", 300)
+    return np.random.default_rng(3).integers(0, 5, size=(80, 30))
+
+
+def test_a_slow_plugin_on_a_worker_thread_stops_with_the_main_thread(one_draw_a_batch: np.ndarray) -> None:
+    # Ctrl-C lands in the main thread's call of the loss (its third): the worker thread, in the
+    # middle of scoring an item (tens of batches of 0.05 s), went on calling the loss until that
+    # item was scored, seconds later. It must start no call once the main thread has stopped.
+    loss = _SlowPairsLoss(delay=0.05)
+    stopped: list = []
+
+    def third_call_is_interrupted(count: int) -> None:
+        if count < 3:
+            return
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5.0)  # the signal handler raises in one of these two lines
+        except KeyboardInterrupt:
+            stopped.append(time.monotonic())
+            raise
+        pytest.fail("no KeyboardInterrupt within 5 s of SIGINT")
+
+    loss.on_main = third_call_is_interrupted
+    with pytest.raises(KeyboardInterrupt):
+        salsox.salso(one_draw_a_batch, loss, n_runs=2, n_jobs=2, seed=1, max_clusters=5)
+    assert stopped, "the main thread's loss was not interrupted"
+    assert time.monotonic() - stopped[0] < MARGIN
+    assert {ident for _, ident in loss.calls} - {threading.main_thread().ident}, "no worker thread ran"
+    assert loss.worker_calls_after(stopped[0]) == 0
+    _still_usable()
+
+
+def test_a_slow_plugin_on_a_worker_thread_stops_when_the_search_is_stopped(one_draw_a_batch: np.ndarray) -> None:
+    # The search's monitor stops it (here a progress callable's error; Ctrl-C seen between two
+    # items goes the same way): the worker thread must not start another call of the loss,
+    # beyond one that may slip in while the monitor returns.
+    loss = _SlowPairsLoss(delay=0.05)
+    stopped: list = []
+
+    def progress(_p: Any) -> None:
+        if loss.worker_calls_after(0.0) >= 2:
+            stopped.append(time.monotonic())
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        salsox.salso(one_draw_a_batch, loss, n_runs=2, n_jobs=2, seed=1, max_clusters=5, progress=progress)
+    assert stopped
+    assert loss.worker_calls_after(stopped[0]) <= 1
+    _still_usable()
+
+
+def test_a_slow_plugin_at_two_jobs_answers_ctrl_c(one_draw_a_batch: np.ndarray) -> None:
+    # Ctrl-C from outside, whichever thread is calling the loss (0.1 s a call): the answer comes
+    # after at most the calls in flight, not after the worker's item is scored (several seconds).
+    loss = _SlowPairsLoss(delay=0.1)
+    seconds = _seconds_to_stop(
+        lambda: salsox.salso(one_draw_a_batch, loss, n_runs=2, n_jobs=2, seed=1, max_clusters=5),
+        "salso_callback", delay=0.5,
+    )
+    assert seconds < MARGIN
+    _still_usable()

@@ -41,7 +41,7 @@ def _losses_need(draws, loss, estimates, n_jobs):
     return route.losses_bytes(len(est), int(est.max()) + 1, n_jobs)
 
 
-@pytest.mark.parametrize("loss", ["VI", "binder", "omARI", "VI.lb", "jaccard"])
+@pytest.mark.parametrize("loss", ["VI", "binder", "omARI", "VI.lb", "jaccard", "omari-numpy"])
 @pytest.mark.parametrize("m", [1, 5])
 def test_partition_loss(engine_calls, loss, m):
     draws = salsox.Draws(_draws())
@@ -121,6 +121,24 @@ def test_salso_final_evaluation_is_checked_before_the_search(engine_calls, monke
     assert searched == [] and engine_calls == []
 
 
+def test_salso_counts_its_copy_of_draws_given_as_an_array(engine_calls, monkeypatch):
+    raw = _draws()
+    draws = salsox.Draws(raw)
+    route = get_loss("VI")._route(draws)
+    kd = draws.max_clusters
+    tables = max(route.memory_bytes(2, kd), route.losses_bytes(1, kd, 2))
+    searched = []
+    real = _core.salso_counts
+    monkeypatch.setattr(_core, "salso_counts", lambda *a, **k: searched.append(1) or real(*a, **k))
+    args = dict(n_runs=2, n_jobs=2, seed=1, max_scans=1)
+    with pytest.raises(MemoryError, match="the engine's copy of the draws"):
+        salsox.salso(raw, "VI", memory_limit=tables + draws.nbytes - 1, **args)
+    assert searched == [] and engine_calls == []
+    salsox.salso(raw, "VI", memory_limit=tables + draws.nbytes, **args)
+    salsox.salso(draws, "VI", memory_limit=tables, **args)  # a Draws is used as it is
+    assert len(searched) == 2
+
+
 @pytest.mark.parametrize("threshold, mode", [(0.0, "path"), (0.5, "single")])
 def test_chips(monkeypatch, threshold, mode):
     from salsox.uncertainty.chips import chips_bytes
@@ -136,6 +154,60 @@ def test_chips(monkeypatch, threshold, mode):
     assert calls == []
     res = salsox.chips(draws, threshold, n_runs=8, n_jobs=2, seed=1, memory_limit=need, complete=False)
     assert res.mode == mode and calls == [1]
+
+
+@pytest.mark.filterwarnings("ignore:the estimate has 5 clusters, the default cap")
+def test_chips_completion_shares_the_limit(monkeypatch):
+    # The completion runs while the runs' results are held: it has what the limit leaves after
+    # them. It had salso's default (16 GiB) and grew 8x past a limit the runs fitted in.
+    from salsox.uncertainty import chips as chips_module
+    from salsox.uncertainty.chips import chips_bytes
+
+    draws = salsox.Draws(_draws())
+    h, n = draws.n_draws, draws.n_items
+    runs_need = chips_bytes(n, h, 8, 2, "single")
+    route = get_loss("VI")._route(draws)
+    kd = draws.max_clusters
+    completion_need = max(route.memory_bytes(2, kd), route.losses_bytes(1, kd, 2))
+    assert completion_need > runs_need  # a limit fitting the runs alone is refused
+    calls = []
+    for name in ("chips", "salso_counts"):
+        real = getattr(_core, name)
+        monkeypatch.setattr(_core, name, lambda *a, _real=real, **k: calls.append(1) or _real(*a, **k))
+    limit = runs_need + completion_need
+    with pytest.raises(MemoryError, match="the completion .* leaves after the CHIPS runs"):
+        salsox.chips(draws, 0.5, n_runs=8, n_jobs=2, seed=1, complete=dict(n_runs=2), memory_limit=limit - 1)
+    assert calls == []
+    limits = []
+    real_salso = chips_module.salso
+    monkeypatch.setattr(chips_module, "salso", lambda *a, **k: limits.append(k["memory_limit"]) or real_salso(*a, **k))
+    res = salsox.chips(draws, 0.5, n_runs=8, n_jobs=2, seed=1, complete=dict(n_runs=2), memory_limit=limit)
+    assert res.completed is not None and limits == [completion_need]
+    # complete=dict(memory_limit=...) may lower the completion's share, never raise it.
+    salsox.chips(draws, 0.5, n_runs=8, n_jobs=2, seed=1, complete=dict(n_runs=2, memory_limit=2**40),
+                 memory_limit=limit)
+    assert limits[-1] == completion_need
+
+
+def test_a_contingency_loss_counts_its_batches_not_every_draw_s_tables(monkeypatch):
+    from salsox.engine import callback
+
+    draws = salsox.Draws(_draws())
+    loss = get_loss("omari-numpy")
+    route = loss._route(draws)
+    est = _draws(H=1, seed=3)
+    # One estimate's evaluation counts a batch of one table a draw, straight from the draws
+    # (300 tables of 5 x 5 here), and the loss's copy of it: it was refused below 32 MiB.
+    cells = draws.n_draws * draws.max_clusters * (int(est.max()) + 1)
+    assert route.losses_bytes(1, int(est.max()) + 1, 2) <= 8 * cells * (1 + callback.PLUGIN_BATCH_COPIES) + 2**16
+    salsox.partition_loss(est, draws, loss, memory_limit=2**20)
+    # A search's batches are full (MAX_BATCH_CELLS cells) here: each thread's cell is counted
+    # with the loss's copies of it (a search grew 1.5x past its limit without them).
+    need = {}
+    for cells in (1000, 2000):
+        monkeypatch.setattr(callback, "MAX_BATCH_CELLS", cells)
+        need[cells] = route.memory_bytes(2, draws.max_clusters)
+    assert need[2000] - need[1000] == 2 * 8 * 1000 * (1 + callback.PLUGIN_BATCH_COPIES)
 
 
 @pytest.mark.parametrize("init", ["++", "topvi"])
@@ -164,6 +236,57 @@ def test_wasabi(monkeypatch, init):
     assert res.particles.shape == (2, n) and len(started) == 2
     with pytest.raises(ValueError, match="memory_limit"):
         salsox.wasabi(draws, 2, memory_limit=0)
+
+
+def test_wasabi_topvi_estimate_covers_what_topvi_allocates():
+    # "topvi" adds, per start at once, its n x n work (1 - PSM, the PSM it came from, the
+    # condensed distances and their clipped copy; the linkage's own copy is allocated in C):
+    # the estimate's topvi term must hold what numpy allocates there, measured by tracemalloc,
+    # and not be far above it. The test comparing against the same formula let a planted
+    # error in this term pass.
+    import tracemalloc
+
+    from salsox.uncertainty.wasabi import api
+    from salsox.uncertainty.wasabi.draws import DrawSet, unique_rows
+    from salsox.uncertainty.wasabi.init import top_vi
+
+    draws = salsox.canonicalize_labels(_draws(H=200, n=500)).astype(np.int32)
+    h, n = draws.shape
+    first, inverse = unique_rows(draws)
+    ds = DrawSet(draws[first], np.bincount(inverse).astype(np.int64))
+    need = lambda workers, init: api._memory_needed(ds, h, 2, workers, 1, None, init)
+    term = {workers: need(workers, "topvi") - need(workers, "++") for workers in (1, 3)}
+    assert term[3] == 3 * term[1]  # per start running at once
+    top_vi(ds, draws, 2, np.random.default_rng(1), 1)  # imports scipy's modules, not counted below
+    tracemalloc.start()
+    try:
+        top_vi(ds, draws, 2, np.random.default_rng(1), 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 16 * n * n <= peak <= term[1] <= 2 * peak
+
+
+def test_relabelling_long_rows_stays_within_its_estimate():
+    # Draws given as an array are relabelled in chunks of rows (relabel_bytes counts one chunk's
+    # temporaries); the check for rows already canonical ran on the whole array at once, about
+    # 17 bytes a label more (and deaf to Ctrl-C for seconds on 4e7 labels).
+    import tracemalloc
+
+    from salsox._validation import relabel_rows
+
+    arr = np.random.default_rng(0).integers(0, 30, size=(40, 200_000))
+    arr[7] = relabel_rows(arr[7:8])[0]  # one row already canonical, in the second chunk
+    relabel_rows(arr[:2])
+    tracemalloc.start()
+    try:
+        out = relabel_rows(arr)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 1.05 * relabel_bytes(*arr.shape)
+    np.testing.assert_array_equal(out[::3], np.vstack([relabel_rows(arr[i : i + 1]) for i in range(0, 40, 3)]))
+    np.testing.assert_array_equal(out[7], arr[7])
 
 
 def test_a_small_need_is_stated_in_bytes_or_kib_not_as_0_mib() -> None:

@@ -3,6 +3,8 @@ properties of the result, the per-item contributions, the meet, and argument err
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -323,5 +325,19 @@ def test_parallel_starts_stop_on_ctrl_c() -> None:
     finally:
         timer.cancel()
     # The starts' threads are gone (other tests may leave threads of their own).
+    assert not [t for t in threading.enumerate() if t.name.startswith("salsox-wasabi")]
+    _still_usable()
+
+
+def test_starts_stop_on_ctrl_c_while_they_pick_and_assign_their_particles() -> None:
+    from test_interrupts import MARGIN, _noisy_draws, _seconds_to_stop, _still_usable
+
+    # 40 particles: each start's "++" picks take 40 VI passes over the draws, its first
+    # assignment one pass of 40 particles: seconds on a 2-core machine, during which the starts
+    # (on worker threads, where no signal handler runs) never looked at the stop flag, and the
+    # main thread waited for them (14 s here). Ctrl-C comes 0.3 s after the first VI pass begins.
+    draws = _noisy_draws(1000, 8000, 8, 0.3, seed=2)
+    call = lambda: salsox.wasabi(draws, 40, n_starts=2, n_jobs=2, seed=0)
+    assert _seconds_to_stop(call, "particle_vi") < MARGIN
     assert not [t for t in threading.enumerate() if t.name.startswith("salsox-wasabi")]
     _still_usable()

@@ -225,6 +225,22 @@ MUTANTS: List[Mutant] = [
         "if (!scalar_left)",
         ("tests/test_countsum_dense.py", "tests/test_countsum.py"),
     ),
+    Mutant(
+        "omp-num-threads-under-quota",
+        "OMP_NUM_THREADS is ignored when a cgroup CPU quota exists (issue 49)",
+        "salsox/_cpus.py",
+        "    if omp is not None:\n        default = omp",
+        "    if omp is not None and quota is None:\n        default = omp",
+        ("tests/test_cpus.py::test_omp_num_threads_wins_over_a_cgroup_quota",),
+    ),
+    Mutant(
+        "wasabi-topvi-memory",
+        "WASABI's memory estimate counts topvi's n x n work as 16 n^2 bytes, not 24 n^2 (issue 49)",
+        "salsox/uncertainty/wasabi/memory.py",
+        "(24 * n * n if topvi else 0)",
+        "(16 * n * n if topvi else 0)",
+        ("tests/test_memory_limit.py::test_wasabi_topvi_estimate_covers_what_topvi_allocates",),
+    ),
 ]
 
 

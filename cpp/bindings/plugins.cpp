@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -28,24 +29,48 @@ namespace {
 // Default cap on the int64 cells of one batch: 32 MiB of tables per thread.
 constexpr std::int64_t kDefaultMaxCells = std::int64_t{1} << 22;
 
+// Set once a search's callbacks must stop, on every thread (Ctrl-C seen by the search's
+// monitor, or an exception from a callback): a worker thread between two batches of one item's
+// scores would otherwise go on calling a slow loss until its next poll of the search.
+using StopFlag = std::shared_ptr<std::atomic<bool>>;
+
 // Wraps `fn` (tables -> float64 losses of shape (B,)). Holds a borrowed handle: the caller
 // keeps `fn` alive for the duration of the search, and copying the std::function between
-// threads must not touch Python reference counts.
-TableLossFn python_table_loss(py::handle fn) {
-  return [fn](const TableBuffer& buffer, std::int64_t B, std::int32_t R, std::int32_t C, double* out) {
+// threads must not touch Python reference counts. With `stop`: once set, throws SearchAborted
+// (which ends the thread's run) instead of calling Python, and an exception from a call sets it
+// before the GIL is released, so that no other thread starts a call after it.
+TableLossFn python_table_loss(py::handle fn, StopFlag stop = nullptr) {
+  return [fn, stop](const TableBuffer& buffer, std::int64_t B, std::int32_t R, std::int32_t C, double* out) {
+    if (stop && stop->load()) throw SearchAborted{};
     py::gil_scoped_acquire gil;
-    // The array keeps the buffer alive if the callee holds on to it.
-    py::capsule owner(new TableBuffer(buffer), [](void* p) { delete static_cast<TableBuffer*>(p); });
-    py::array_t<std::int64_t> tables({static_cast<py::ssize_t>(B), static_cast<py::ssize_t>(R),
-                                      static_cast<py::ssize_t>(C)},
-                                     buffer->data(), owner);
-    py::detail::array_proxy(tables.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-    py::object result = fn(tables);
-    auto values = CArray<double>::ensure(result);
-    if (!values || values.ndim() != 1 || values.shape(0) != B)
-      throw std::runtime_error("loss callback must return a 1-D float array with one value per table (" +
-                               std::to_string(B) + ")");
-    std::copy(values.data(), values.data() + B, out);
+    if (stop && stop->load()) throw SearchAborted{};  // set while this thread waited for the GIL
+    try {
+      // The array keeps the buffer alive if the callee holds on to it.
+      py::capsule owner(new TableBuffer(buffer), [](void* p) { delete static_cast<TableBuffer*>(p); });
+      py::array_t<std::int64_t> tables({static_cast<py::ssize_t>(B), static_cast<py::ssize_t>(R),
+                                        static_cast<py::ssize_t>(C)},
+                                       buffer->data(), owner);
+      py::detail::array_proxy(tables.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+      py::object result = fn(tables);
+      auto values = CArray<double>::ensure(result);
+      if (!values || values.ndim() != 1 || values.shape(0) != B)
+        throw std::runtime_error("loss callback must return a 1-D float array with one value per table (" +
+                                 std::to_string(B) + ")");
+      std::copy(values.data(), values.data() + B, out);
+    } catch (...) {
+      if (stop) stop->store(true);
+      throw;
+    }
+  };
+}
+
+// `monitor`, also setting `stop` when it stops the search (Ctrl-C, a progress callable's error).
+Monitor stopping(Monitor monitor, StopFlag stop) {
+  if (!monitor) return monitor;
+  return [monitor = std::move(monitor), stop = std::move(stop)](const Progress& p) {
+    const bool halt = monitor(p);
+    if (halt) stop->store(true);
+    return halt;
   };
 }
 
@@ -95,9 +120,11 @@ void bind_plugins(py::module_& m) {
         check_max_cells(max_cells);
         // `loss` outlives the search: pybind11 holds the argument until the call returns.
         auto layout = std::make_shared<TableLayout>(draws.clusters_per_draw().data(), draws.H());
-        const TableLossFn fn = python_table_loss(loss);
-        return PreparedSearch{draws.n(), [&draws, layout, fn, max_clusters, max_cells](const SearchOptions& opts,
-                                                                                        Monitor monitor) {
+        auto stop = std::make_shared<std::atomic<bool>>(false);
+        const TableLossFn fn = python_table_loss(loss, stop);
+        return PreparedSearch{draws.n(), [&draws, layout, fn, stop, max_clusters, max_cells](
+                                             const SearchOptions& opts, Monitor monitor) {
+                                monitor = stopping(std::move(monitor), stop);
                                 return draws.visit([&](auto v) {
                                   using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
                                   return run_salso(

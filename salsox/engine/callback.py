@@ -18,10 +18,14 @@ from ..io import Draws
 from ..registry import PluginError
 from .base import Route
 
-__all__ = ["CallbackRoute", "MAX_BATCH_CELLS", "table_function"]
+__all__ = ["CallbackRoute", "MAX_BATCH_CELLS", "PLUGIN_BATCH_COPIES", "table_function"]
 
 # Largest batch of tables the generic path hands a loss at once (int64 cells, 32 MiB).
 MAX_BATCH_CELLS = 1 << 22
+
+# What memory_limit counts for a loss's own work on a batch: this many arrays of the batch's
+# size (float64 or int64) held at once by the loss (docs/plugins.md states it).
+PLUGIN_BATCH_COPIES = 1
 
 # Losses this far below zero are rounding noise (clamped to 0); further below is an error.
 _NEGATIVE_TOLERANCE = 1e-9
@@ -73,11 +77,30 @@ class CallbackRoute(Route):
             raise RuntimeError("route without its draws")
         return self.draws
 
+    def _batch_bytes(self, columns: int, tables_per_draw: int) -> int:
+        """One batch of the tables of every draw, ``tables_per_draw`` a draw, each padded to the
+        most draw clusters x ``columns``: the int64 cells (at most MAX_BATCH_CELLS, unless one
+        table is larger), what the loss holds while it works on them (PLUGIN_BATCH_COPIES arrays
+        as large), and the draws' order and the losses (TableLayout)."""
+        d = self._draws()
+        table = int(d.max_clusters) * columns
+        cells = min(max(MAX_BATCH_CELLS, table), d.n_draws * tables_per_draw * table)
+        return 8 * cells * (1 + PLUGIN_BATCH_COPIES) + 24 * d.n_draws
+
     def memory_bytes(self, threads: int, max_clusters: int) -> int:
-        """Count tables and one batch of tables per thread."""
+        """Per thread: its count tables (int32, every draw cluster x the estimate's slots, rows
+        padded to a cache line) and one batch of an item's moves (max_clusters + 1 tables a
+        draw, of max_clusters + 1 columns)."""
         d = self._draws()
         rows = int(np.sum(d.clusters_per_draw, dtype=np.int64))
-        return threads * (4 * rows * max_clusters + 8 * MAX_BATCH_CELLS + 16 * d.n_items)
+        slots = max_clusters + 1
+        tables = 4 * rows * (-(-slots // 16) * 16)
+        return threads * (tables + self._batch_bytes(slots, slots) + 16 * d.n_items)
+
+    def losses_bytes(self, n_estimates: int, max_clusters: int, n_jobs: int) -> int:
+        """Given estimates are evaluated on the calling thread, each batch's tables counted
+        straight from the draws (no count tables): one batch of one table a draw, and the losses."""
+        return self._batch_bytes(max(1, max_clusters), 1) + 8 * n_estimates
 
     def memory_message(self, need: int, threads: int, max_clusters: int, limit: int) -> str:
         return (

@@ -16,6 +16,11 @@ from .estimate import Estimate
 
 __all__ = ["dlso"]
 
+# Labels of the draws relabelled at once: a quarter of relabel_rows' own chunk keeps the
+# temporaries (counted by relabel_bytes whether or not the draws need them) small beside the
+# candidates themselves.
+_CHUNK = 2**18
+
 
 def dlso(
     draws: Any,
@@ -69,7 +74,7 @@ def dlso(
     if candidates is None:
         # The draws as int32 label rows (relabelled a chunk at a time), and their evaluation.
         h, n = truth.n_draws, truth.n_items  # type: ignore[union-attr]
-        need = relabel_bytes(h, n) + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
+        need = relabel_bytes(h, n, _CHUNK) + route.losses_bytes(h, int(truth._core.kmax), jobs)  # type: ignore[union-attr]
         if need > limit:
             raise MemoryError(
                 f"dlso over the {h} draws needs about {byte_size(need)} (the draws as {h} x {n} label rows "
@@ -79,7 +84,7 @@ def dlso(
         # Draws with sparse labels are stored relabelled in value order; the loss engines take
         # estimates labelled in order of first appearance.
         candidates = np.empty((h, n), dtype=np.int32)
-        step = max(1, 2**20 // n)  # rows relabelled a chunk at a time (see relabel_rows)
+        step = max(1, _CHUNK // n)  # rows relabelled a chunk at a time (see relabel_rows)
         for lo in range(0, h, step):
             rows = range(lo, min(h, lo + step))
             candidates[lo : lo + step] = relabel_rows(np.stack([truth.draw(r) for r in rows]))  # type: ignore[union-attr]

@@ -229,6 +229,16 @@ def salso(
             )
     route.check_memory(threads, kd, limit)
     route.check_losses_memory(1, kd, jobs, limit)  # the final evaluation, once the tables are freed
+    # Draws given as an array: the engine's copy made of them is held through the search too.
+    held = truth.nbytes if isinstance(truth, Draws) and truth is not draws else 0
+    if held:
+        tables = max(route.memory_bytes(threads, kd), route.losses_bytes(1, kd, jobs))
+        if held + tables > limit:
+            raise MemoryError(
+                f"salso needs about {byte_size(held + tables)}: the engine's copy of the draws ({byte_size(held)}; "
+                f"a Draws made once is not copied again) and the search's tables ({byte_size(tables)}), more "
+                f"than memory_limit={limit} bytes; lower max_clusters or n_jobs, or raise memory_limit"
+            )
     try:
         if client is not None:
             from .distributed import run_on_dask

@@ -350,10 +350,12 @@ def chips_bytes(n: int, h: int, n_runs: int, threads: int, mode: str) -> int:
 
 def _check_completion(
     d: Draws, loss: Any, complete: Dict[str, Any], max_clusters: Optional[int], jobs: int, seed: int,
-    start: Optional[np.ndarray],
+    start: Optional[np.ndarray], limit: int, runs_need: int,
 ) -> Tuple[Loss, Dict[str, Any]]:
     """The completion's loss and :func:`salsox.salso` arguments, checked before the CHIPS runs
-    (a bad ``loss`` or ``complete`` entry fails at once, not after them)."""
+    (a bad ``loss`` or ``complete`` entry fails at once, not after them). The completion runs
+    while the runs' results are held: its ``memory_limit`` is what ``limit`` leaves after the
+    runs' ``runs_need`` bytes (or ``complete``'s own, if lower)."""
     resolved = get_loss(loss)
     as_truth(d, resolved)
     args: Dict[str, Any] = {"max_clusters": max_clusters, "n_jobs": jobs, "seed": seed, **complete}
@@ -363,9 +365,24 @@ def _check_completion(
             f"complete has {', '.join(map(repr, unknown))}, not salso arguments it may set: "
             f"{', '.join(sorted(_COMPLETE_OPTIONS))}"
         )
+    share = limit - runs_need
+    own = args.get("memory_limit")
+    if own is not None:
+        try:
+            own = check_limit(own)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"the completion (complete=, loss=): {err}") from None
+    args["memory_limit"] = max(1, share if own is None else min(own, share))
     # The sub-partition is not known yet: checked with the start's items fixed (none by default).
     fixed = np.full(d.n_items, -1, dtype=np.int32) if start is None else start
     probe = dict(args)
+    if max_clusters == 1 and d.n_items > 1:
+        # Known before the runs: one cluster leaves the completion nothing to search, and any
+        # CHIPS sub-partition of two clusters (found only after all the runs) would be refused.
+        raise ValueError(
+            "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
+            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or complete=False"
+        )
     if start is not None and max_clusters is not None and int(start.max(initial=-1)) + 1 > max_clusters:
         raise ValueError(
             f"max_clusters={max_clusters} is below the {int(start.max()) + 1} clusters of initial, which "
@@ -374,8 +391,16 @@ def _check_completion(
     probe.pop("progress", None)
     probe.pop("client", None)
     try:
-        check_arguments(d, resolved, fixed=fixed, **probe)
-    except (TypeError, ValueError, MemoryError) as err:
+        c = check_arguments(d, resolved, fixed=fixed, **probe)
+        # As salso checks it before its search: the tables of its threads, then the final evaluation.
+        c["route"].check_memory(min(c["jobs"], c["n_runs"]), c["kd"], c["limit"])
+        c["route"].check_losses_memory(1, c["kd"], c["jobs"], c["limit"])
+    except MemoryError as err:
+        raise MemoryError(
+            f"the completion (complete=, loss=) has what memory_limit={limit} bytes leaves after the CHIPS "
+            f"runs ({byte_size(runs_need)}), {byte_size(max(0, share))}: {err}"
+        ) from None
+    except (TypeError, ValueError) as err:
         raise type(err)(f"the completion (complete=, loss=): {err}") from None
     return resolved, args
 
@@ -440,12 +465,13 @@ def chips(
         The loss of the completion (any loss :func:`salsox.salso` takes).
     max_clusters : int, optional
         Cluster cap of the completion (default: as in :func:`salsox.salso`, at least the number
-        of CHIPS clusters).
+        of CHIPS clusters). With a completion it must be at least 2 (refused before the runs);
+        below the clusters of the CHIPS sub-partition it is an error once the runs have found it.
     memory_limit : int, optional
-        Bytes the runs and the rows they give may take (O(n) per run: a path's rows are rebuilt
-        from the runs' steps on demand, see ``ChipsResult.labels``); more is a MemoryError
-        before any run. Default 16 GiB. The completion takes its own
-        (``complete=dict(memory_limit=...)``).
+        Bytes the call may take: the runs and the rows they give (O(n) per run: a path's rows
+        are rebuilt from the runs' steps on demand, see ``ChipsResult.labels``) and the
+        completion's search, which has what the runs leave (``complete=dict(memory_limit=...)``
+        may lower its share); more is a MemoryError before any run. Default 16 GiB.
 
     Returns
     -------
@@ -510,7 +536,10 @@ def chips(
             f"more than memory_limit={limit} "
             "bytes; lower n_runs, ask for a single sub-partition (threshold > 0), or raise memory_limit"
         )
-    completion = None if complete is None else _check_completion(d, loss, complete, max_clusters, jobs, seed, start)
+    completion = (
+        None if complete is None
+        else _check_completion(d, loss, complete, max_clusters, jobs, seed, start, limit, need)
+    )
 
     raw = _core.chips(d._core, thr, runs, jobs, seed, mode, start)
     H, n = d.n_draws, d.n_items

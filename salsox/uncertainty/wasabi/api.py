@@ -195,9 +195,9 @@ def wasabi(
         if given is not None:
             particles = given
         elif init == "topvi":
-            particles = top_vi(ds, matrix, n_particles, rng, settings.n_jobs)
+            particles = top_vi(ds, matrix, n_particles, rng, settings.n_jobs, settings.check)
         else:
-            particles = plus_plus(ds, thinned, n_particles, rng, settings.n_jobs)
+            particles = plus_plus(ds, thinned, n_particles, rng, settings.n_jobs, settings.check)
         return run_start(ds, inverse, particles, rng, settings)
 
     results = _run_all(one_start, n_starts, workers, stop)

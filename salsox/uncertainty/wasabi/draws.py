@@ -9,6 +9,8 @@ holding a single distinct partition easy to recognise (its best particle is that
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable, Optional
+
 import numpy as np
 
 from ... import _core
@@ -73,12 +75,21 @@ class DrawSet:
         return DrawSet(self.unique[keep], counts[keep].astype(np.int64))
 
 
-def vi_matrix(ds: DrawSet, particles: np.ndarray, n_jobs: int) -> np.ndarray:
-    """U x L VI (bits) of each distinct draw to each particle (rows of canonical labels)."""
+def vi_matrix(
+    ds: DrawSet, particles: np.ndarray, n_jobs: int, check: Optional[Callable[[], None]] = None
+) -> np.ndarray:
+    """U x L VI (bits) of each distinct draw to each particle (rows of canonical labels).
+
+    ``check`` is called before the engine starts and about every 50 ms while it works, on this
+    thread; an exception from it stops the call and propagates. On a start's worker thread it
+    is the only way to stop the call: Python runs signal handlers on the main thread only.
+    """
     p = np.ascontiguousarray(particles, dtype=np.int32)
     if p.ndim == 1:
         p = p[None, :]
-    return np.asarray(_core.particle_vi(ds.draws._core, p, n_jobs))
+    if check is not None:
+        check()
+    return np.asarray(_core.particle_vi(ds.draws._core, p, n_jobs, stop=check))
 
 
 def nearest(vi: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -47,6 +47,13 @@ class Settings:
     max_clusters: Optional[int]  # cap for the particles (None: twice the group's, at most n)
     stop: threading.Event
 
+    def check(self) -> None:
+        """Raises :class:`Stopped` once the call is being stopped. Called between steps and,
+        through :func:`vi_matrix`, while the engine works: a start runs on a worker thread,
+        where no signal handler runs, so this flag is all it can see of Ctrl-C."""
+        if self.stop.is_set():
+            raise Stopped()
+
 
 @dataclasses.dataclass
 class StartResult:
@@ -63,11 +70,6 @@ class StartResult:
     replaced: int  # particle updates accepted
 
 
-def _check_stop(settings: Settings) -> None:
-    if settings.stop.is_set():
-        raise Stopped()
-
-
 def _fill_empty(
     ds: DrawSet, particles: np.ndarray, vi: np.ndarray, assignment: np.ndarray, rng: np.random.Generator,
     settings: Settings, strict: bool,
@@ -81,6 +83,7 @@ def _fill_empty(
     """
     L = settings.n_particles
     while True:
+        settings.check()
         sizes = np.bincount(assignment, minlength=L)
         empty = np.flatnonzero(sizes == 0)
         if len(empty) == 0:
@@ -95,7 +98,7 @@ def _fill_empty(
         u = int(rng.choice(ds.n_unique, p=weight / total))
         particle = empty[0]
         particles[particle] = ds.unique[u]
-        vi[:, particle] = vi_matrix(ds, ds.unique[u], settings.n_jobs)[:, 0]
+        vi[:, particle] = vi_matrix(ds, ds.unique[u], settings.n_jobs, settings.check)[:, 0]
         assignment = nearest(vi, rng)
 
 
@@ -104,7 +107,7 @@ def _assign(
 ) -> tuple[np.ndarray, np.ndarray]:
     """VI matrix and nearest-particle assignment of ``ds``; duplicated particles (equal
     canonical labels, and only those) count as empty and are refilled."""
-    vi = vi_matrix(ds, particles, settings.n_jobs)
+    vi = vi_matrix(ds, particles, settings.n_jobs, settings.check)
     _, first = np.unique(particles, axis=0, return_index=True)
     duplicate = np.ones(len(particles), dtype=bool)
     duplicate[first] = False
@@ -123,7 +126,7 @@ def _update(
     new = particles.copy()
     replaced = 0
     for particle in range(settings.n_particles):
-        _check_stop(settings)
+        settings.check()
         rows = np.flatnonzero(assignment == particle)
         if len(rows) == 0:
             continue
@@ -164,8 +167,7 @@ def _progress_stop(settings: Settings) -> Any:
     """A salso progress callable that stops the search when the call is being stopped."""
 
     def check(_progress: Any) -> None:
-        if settings.stop.is_set():
-            raise Stopped()
+        settings.check()
 
     return check
 
@@ -179,13 +181,13 @@ def _mini_batch_phase(
     H = len(inverse)
     assert settings.mini_batch is not None
     for _ in range(settings.max_iter):
-        _check_stop(settings)
+        settings.check()
         picked = rng.choice(H, size=settings.mini_batch, replace=False)
         batch = ds.subset(np.bincount(inverse[picked], minlength=ds.n_unique))
         vi, assignment = _assign(batch, particles, rng, settings, strict=False)
         before = distance(batch, vi, assignment)
         particles, _ = _update(batch, particles, assignment, rng, settings)
-        vi_after = vi_matrix(batch, particles, settings.n_jobs)
+        vi_after = vi_matrix(batch, particles, settings.n_jobs, settings.check)
         after = distance(batch, vi_after, nearest(vi_after, rng))
         history.append({"before": before, "after": after})
         if before - after <= settings.tolerance:
@@ -213,7 +215,7 @@ def run_start(
         particles, replaced = _update(ds, particles, assignment, rng, settings)
         replaced_total += replaced
         n_iter += 1
-        _check_stop(settings)
+        settings.check()
         vi, assignment = _assign(ds, particles, rng, settings)
         w_new = distance(ds, vi, assignment)
         history.append(w_new)
