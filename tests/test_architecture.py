@@ -9,8 +9,9 @@ functions count too (``if TYPE_CHECKING:`` blocks are skipped: they never run).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,3 +195,51 @@ def test_imports_go_down_the_layers():
     ]
     assert not upward, "imports up the layers:\n" + "\n".join(upward)
 
+
+
+def _layer_table() -> Dict[str, Tuple[int, str]]:
+    """docs/architecture.md's layer table: each module or subpackage named in a row's "where"
+    cell -> (the row's layer, the row's "what" cell)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    table: Dict[str, Tuple[int, str]] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 3 or not cells[0].isdigit():
+            continue
+        for name in re.findall(r"`([^`]+)`", cells[1]):
+            name = name.rstrip("/")
+            name = name[: -len(".py")] if name.endswith(".py") else name
+            assert name not in table, f"docs/architecture.md lists {name} twice in the layer table"
+            table[name] = (int(cells[0]), cells[2])
+    return table
+
+
+def test_layer_table_of_the_docs_is_layers():
+    """The layer table of docs/architecture.md lists every entry of LAYERS with its layer, and
+    nothing else, so that the page cannot drift from the rule this file enforces."""
+    table = _layer_table()
+    documented = {name: layer for name, (layer, _) in table.items()}
+    assert documented == LAYERS, (
+        "docs/architecture.md's layer table differs from LAYERS: "
+        f"missing {sorted(set(LAYERS) - set(documented))}, "
+        f"not in LAYERS {sorted(set(documented) - set(LAYERS))}, "
+        f"other layer {sorted(n for n in set(LAYERS) & set(documented) if LAYERS[n] != documented[n])}"
+    )
+
+
+def test_layer_table_names_every_module():
+    """Every module of a subpackage is named (`path.py`, relative to the subpackage) in its
+    row of docs/architecture.md's layer table."""
+    table = _layer_table()
+    missing = []
+    for name in sorted(LAYERS):
+        package = PACKAGE / name
+        if not (package / "__init__.py").is_file():
+            continue
+        what = table[name][1]
+        for path in sorted(package.rglob("*.py")):
+            rel = path.relative_to(package).as_posix()
+            if path.name != "__init__.py" and f"`{rel}`" not in what:
+                missing.append(f"{name}/{rel}")
+    assert not missing, f"describe {missing} in their rows of docs/architecture.md's layer table"
