@@ -160,7 +160,7 @@ WHY_BELOW_TARGET = [
     "",
     "Since then: SIMD kernels for omARI, NVI, ID and NID (chosen at run time), count tables as",
     "wide as the clusters in use, and for a while rows ordered by label where the table",
-    "outgrows L2 (dropped in issue 38: under 10% on every row, docs/performance.md).",
+    "outgrows L2 (dropped in issue 38: under 10% on every row, CHANGELOG.md).",
     "omARI's score proved bound by instructions, not by its",
     "divisions (about 7 cycles per draw and slot, against under one for a four-wide division on",
     "this CPU): it now runs one fused AVX2 pass per draw, the counts converted four at a time and",
