@@ -70,7 +70,7 @@ BAD: Dict[str, List[tuple]] = {
     ],
     "chips": [
         (["--threshold", "2"], "--threshold must be in [0, 1]"),
-        (["--threshold", "0.5", "--max-clusters", "1"], "--max-clusters 1 is below"),
+        (["--threshold", "0.5", "--max-clusters", "1"], "--max-clusters 1 leaves the completion a single answer"),
         (["--max-clusters", "0"], "--max-clusters 0"),
         (["--seed", "-1"], "--seed must be in [0, 2**64)"),
     ],

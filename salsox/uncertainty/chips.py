@@ -381,7 +381,7 @@ def _check_completion(
         # CHIPS sub-partition of two clusters (found only after all the runs) would be refused.
         raise ValueError(
             "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
-            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or complete=False"
+            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or pass complete=False"
         )
     if start is not None and max_clusters is not None and int(start.max(initial=-1)) + 1 > max_clusters:
         raise ValueError(
