@@ -85,17 +85,27 @@ def _subset(named):
     return named.iloc[1:][::-1] if isinstance(named, pd.Series) else named.iloc[:, 1:][named.columns[1:][::-1]]
 
 
-def test_every_entry_point_matches_its_named_input_by_name(frame, estimate):
+CASE_IDS = ["partition_loss-series", "partition_loss-rows", "partition_loss-two-series", "RI", "ARI", "summarize",
+            "credible_ball", "salso-fixed", "salso-initial", "dlso-candidates", "chips-initial", "wasabi-init",
+            "vi_contributions", "evi_contributions"]
+
+
+@pytest.mark.parametrize("case", range(len(CASE_IDS)), ids=CASE_IDS)
+def test_every_entry_point_matches_its_named_input_by_name(frame, estimate, case):
+    argument, answer, named = _cases(frame, estimate)[case]
     with warnings.catch_warnings():
         warnings.simplefilter("error", salsox.PositionalMatchWarning)
         warnings.simplefilter("ignore", salsox.SalsoxWarning)
-        for argument, answer, named in _cases(frame, estimate):
-            expected = np.asarray(answer(named))
-            for how, order in _orders(N_ITEMS).items():
-                got = np.asarray(answer(_permuted(named, order)))
-                assert _same(got, expected), (argument, how)
-            with pytest.raises(ValueError, match=f"^{argument} does not name the same items"):
-                answer(_subset(named))
+        expected = np.asarray(answer(named))
+        for how, order in _orders(N_ITEMS).items():
+            got = np.asarray(answer(_permuted(named, order)))
+            assert _same(got, expected), (argument, how)
+        with pytest.raises(ValueError, match=f"^{argument} does not name the same items"):
+            answer(_subset(named))
+
+
+def test_the_cases_cover_every_entry_point(frame, estimate):
+    assert len(_cases(frame, estimate)) == len(CASE_IDS)
 
 
 def test_the_draws_columns_in_any_order_give_the_same_answer(frame, estimate):
