@@ -49,10 +49,10 @@ def psm(draws: Any, n_jobs: Optional[int] = None, *, memory_limit: Optional[int]
            [0. , 0.5, 1. ]])
     """
     draws = unwrap_estimate(draws)
-    if not isinstance(draws, Draws) and _ndim(draws) == 1:
-        draws = as_integer_array(draws, "draws").reshape(1, -1)
     jobs = check_n_jobs(n_jobs)
     limit = None if memory_limit is None else check_limit(memory_limit)
+    if not isinstance(draws, Draws) and _ndim(draws) == 1:
+        draws = as_integer_array(draws, "draws").reshape(1, -1)
     return psm_matrix(as_draws(draws), jobs, limit)
 
 
@@ -227,6 +227,8 @@ def partition_loss(
     0.5
     """
     loss = get_loss(loss)
+    jobs = check_n_jobs(n_jobs)
+    limit = check_limit(memory_limit)
     _check_argument_order(unwrap_estimate(estimate), truth)
     pair = _between_two_partitions(estimate, truth, loss)
     if pair is not None:
@@ -235,8 +237,6 @@ def partition_loss(
     n = t.n_items
     # The estimate's items matched to the truth's by name (salsox.io.item_index).
     est, single = as_label_matrix(aligned(estimate, t.item_names, n, "estimate", against="truth"), "estimate", n)
-    jobs = check_n_jobs(n_jobs)
-    limit = check_limit(memory_limit)
     route = loss._route(t)
     route.check_losses_memory(len(est), int(est.max(initial=0)) + 1, jobs, limit)
     values = finite_losses(route.losses(est, jobs), loss)

@@ -64,11 +64,11 @@ def dlso(
     (array([0, 0, 1, 1]), 0)
     """
     loss = get_loss(loss)
+    jobs = check_n_jobs(n_jobs)
+    limit = check_limit(memory_limit)
     truth = as_truth(draws, loss)
     if candidates is None and not isinstance(truth, Draws):
         raise ValueError("dlso needs draws, not a PSM, unless candidates= are given")
-    jobs = check_n_jobs(n_jobs)
-    limit = check_limit(memory_limit)
     start = time.perf_counter()
     route = loss._route(truth)
     if candidates is None:

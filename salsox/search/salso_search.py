@@ -28,7 +28,7 @@ from ..progress import close as close_progress
 from .estimate import Estimate
 from .fixed import check_fixed, check_initial, n_fixed_clusters
 
-__all__ = ["salso", "check_arguments"]
+__all__ = ["salso", "check_arguments", "check_options"]
 
 # Count tables larger than this (bytes, per thread) are refused up front rather than risking an
 # out-of-memory kill; override with salso(..., memory_limit=...).
@@ -175,6 +175,13 @@ def salso(
     2
     """
     loss = get_loss(loss)
+    # Every option that does not depend on the draws is checked before they are read.
+    check_options(
+        max_clusters=max_clusters, n_runs=n_runs, max_zealous=max_zealous, prob_sequential=prob_sequential,
+        prob_singletons=prob_singletons, max_scans=max_scans, seconds=seconds, n_jobs=n_jobs, seed=seed,
+        memory_limit=memory_limit, engine=engine, initializer=initializer, prob_initializer=prob_initializer,
+        inner_jobs=inner_jobs, initial=initial, progress=progress,
+    )
     truth = as_truth(draws, loss)
     n = truth.n_items
     # Fixed items and warm starts are matched to the draws' items by name (salsox.io.item_index).
@@ -263,6 +270,78 @@ def salso(
     return est
 
 
+def check_options(
+    *,
+    max_clusters: Optional[int] = None,
+    n_runs: int = 16,
+    max_zealous: int = 10,
+    prob_sequential: float = 0.5,
+    prob_singletons: float = 0.0,
+    max_scans: Optional[int] = None,
+    seconds: Optional[float] = None,
+    n_jobs: Optional[int] = None,
+    seed: Optional[int] = None,
+    memory_limit: Optional[int] = None,
+    engine: Optional[str] = None,
+    initializer: Any = None,
+    prob_initializer: Optional[float] = None,
+    inner_jobs: Optional[int] = None,
+    initial: Any = None,
+    progress: Any = None,
+) -> None:
+    """:func:`salso`'s options that do not depend on the draws, checked before the draws are
+    read (the same checks :func:`check_arguments` makes again, with the draws, later)."""
+    n_runs = check_int("n_runs", n_runs, minimum=1)
+    if n_runs > MAX_RUNS_WITHOUT_BUDGET and seconds is None:
+        raise ValueError(
+            f"n_runs={n_runs} would not finish; give a time budget with seconds= (runs then stop "
+            f"when it is spent) or at most {MAX_RUNS_WITHOUT_BUDGET:,} runs"
+        )
+    check_int("max_zealous", max_zealous, minimum=0)
+    check_probability("prob_sequential", prob_sequential)
+    check_probability("prob_singletons", prob_singletons)
+    if max_scans is not None:
+        check_int("max_scans", max_scans, minimum=1)
+    _check_seconds(seconds)
+    check_n_jobs(n_jobs)
+    check_seed(seed)
+    if max_clusters is not None:
+        check_max_clusters(max_clusters)
+    if initial is not None and initializer is not None:
+        raise ValueError("give initial (starting partitions) or initializer, not both")
+    if memory_limit is not None:
+        check_int("memory_limit", memory_limit, minimum=1)
+    if engine is not None and engine not in ("counts", "coclustering"):
+        raise ValueError(f"engine must be 'counts' or 'coclustering', got {engine!r}")
+    if initializer is not None:
+        from .initializers import get_initializer
+
+        get_initializer(initializer)  # an unknown name or a wrong type, named
+    if initializer is None and prob_initializer is not None:
+        raise ValueError("prob_initializer needs an initializer")
+    if prob_initializer is not None:
+        check_probability("prob_initializer", prob_initializer)
+    if inner_jobs is not None:
+        check_int("inner_jobs", inner_jobs, minimum=1, maximum=max_threads())
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise TypeError(f"progress must be None, a bool or a callable, got {type(progress).__name__}")
+
+
+def _check_seconds(seconds: Any) -> float:
+    """``seconds`` as a budget in seconds (0.0: none)."""
+    if seconds is None:
+        return 0.0
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)):
+        raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
+    try:
+        budget = float(seconds)
+    except OverflowError:  # an integer beyond float range, e.g. 10**400
+        raise ValueError("seconds must be finite and > 0, got an integer too large for a float") from None
+    if not np.isfinite(budget) or budget <= 0:
+        raise ValueError(f"seconds must be finite and > 0, got {seconds!r}")
+    return budget
+
+
 def check_arguments(
     truth: Union[Draws, PSM],
     loss: Loss,
@@ -299,17 +378,7 @@ def check_arguments(
     prob_sequential = check_probability("prob_sequential", prob_sequential)
     prob_singletons = check_probability("prob_singletons", prob_singletons)
     max_scans = 0 if max_scans is None else min(check_int("max_scans", max_scans, minimum=1), 2**62)
-    if seconds is None:
-        budget = 0.0
-    else:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)):
-            raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
-        try:
-            budget = float(seconds)
-        except OverflowError:  # an integer beyond float range, e.g. 10**400
-            raise ValueError("seconds must be finite and > 0, got an integer too large for a float") from None
-        if not np.isfinite(budget) or budget <= 0:
-            raise ValueError(f"seconds must be finite and > 0, got {seconds!r}")
+    budget = _check_seconds(seconds)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     if max_clusters is None:
