@@ -245,6 +245,19 @@ def check_label_frame(x: Any, name: str) -> None:
                 )
 
 
+def known_n_items(x: Any) -> Optional[int]:
+    """The number of items of draws ``x`` when it is known without reading them (a Draws, a
+    PSM, a 2-D array or DataFrame), else None: for checks made before any work on the draws."""
+    n = getattr(x, "n_items", None)
+    if isinstance(n, (int, np.integer)) and not isinstance(n, bool):
+        return int(n)
+    shape = getattr(x, "shape", None)
+    if isinstance(x, (np.ndarray,)) or type(x).__name__ == "DataFrame":
+        if isinstance(shape, tuple) and len(shape) == 2:
+            return int(shape[1])
+    return None
+
+
 def as_integer_array(x: Any, name: str, *, negative: Optional[str] = None) -> np.ndarray:
     """An integer ndarray from an array-like of labels (or an Estimate), rejecting what is not
     clearly labels. ``negative`` says what a negative label means to the caller (``fixed=``'s

@@ -12,6 +12,7 @@ fall or rise as it grows) is found from the searches.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import numbers
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -22,7 +23,7 @@ from .._validation import check_cost, check_int, check_max_clusters, check_seed
 from ..io import Draws
 from ..losses import VI, Binder, Loss, get_loss
 from .estimate import Estimate
-from .salso_search import salso
+from .salso_search import check_options, salso
 
 __all__ = ["TuneResult", "tune", "default_param"]
 
@@ -248,9 +249,13 @@ def tune(
             f"parameter {name!r} of loss {base.name!r} is {start:g}; without bounds it is tuned by doubling "
             "and halving a positive value: give bounds=(low, high)"
         )
+    target = check_int("n_clusters", n_clusters, minimum=1)
+    if max_clusters is not None:
+        check_max_clusters(max_clusters)
+    seed = check_seed(seed)
+    _check_salso_options(salso_options, n_runs=n_runs, n_jobs=n_jobs)
     truth = Draws(draws)  # xarray / ArviZ inputs too, with their item names
     n = truth.n_items
-    target = check_int("n_clusters", n_clusters, minimum=1)
     if target > n:
         raise ValueError(f"n_clusters={target} is unreachable: there are only {n} items")
     if max_clusters is None:
@@ -259,7 +264,6 @@ def tune(
         cap = min(check_max_clusters(max_clusters), n)
         if target > cap:
             raise ValueError(f"n_clusters={target} is unreachable with max_clusters={cap}; raise max_clusters")
-    seed = check_seed(seed)
 
     history: List[Dict[str, float]] = []
     cache: Dict[float, Tuple[Loss, Estimate]] = {}
@@ -291,6 +295,18 @@ def tune(
     else:
         x = search.from_start(start, direction, rtol)
     return done(x)
+
+
+def _check_salso_options(salso_options: Dict[str, Any], *, n_runs: Any, n_jobs: Any) -> None:
+    """The options passed on to every :func:`salso` search, checked before the draws are read."""
+    known = set(inspect.signature(salso).parameters) - {"draws", "loss"}
+    unknown = sorted(set(salso_options) - known)
+    if unknown:
+        raise TypeError(
+            f"tune() got an unexpected keyword argument {unknown[0]!r}: neither tune's nor a salso argument"
+        )
+    checked = set(inspect.signature(check_options).parameters)
+    check_options(n_runs=n_runs, n_jobs=n_jobs, **{k: v for k, v in salso_options.items() if k in checked})
 
 
 def _resolve(loss: Any, b: Optional[float]) -> Loss:

@@ -18,13 +18,13 @@ import numpy as np
 
 from .. import _core
 from .._validation import as_partial_labels, byte_size, check_int, check_n_jobs, check_probability, check_seed
-from .._validation import check_max_clusters
+from .._validation import check_max_clusters, known_n_items
 from ..engine import check_limit
 from ..io import Draws, InItemOrder, as_draws, matched, pandas_index, refuse_similarity
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
-from ..search.salso_search import check_arguments
+from ..search.salso_search import check_arguments, check_options
 from .chips_path import PathLabels
 from .chips_path import MAX_ROWS, state_table_html, state_table_lines
 
@@ -348,6 +348,36 @@ def chips_bytes(n: int, h: int, n_runs: int, threads: int, mode: str) -> int:
     return steps + state + replay + rows
 
 
+def _check_completion_options(
+    loss: Any, complete: Dict[str, Any], max_clusters: Optional[int], jobs: int, seed: int, n: Optional[int],
+) -> None:
+    """What :func:`_check_completion` can say without the draws (``n``: their number of
+    items if known without reading them), said before they are read."""
+    get_loss(loss)
+    args: Dict[str, Any] = {"max_clusters": max_clusters, "n_jobs": jobs, "seed": seed, **complete}
+    unknown = sorted(set(args) - _COMPLETE_OPTIONS)
+    if unknown:
+        raise TypeError(
+            f"complete has {', '.join(map(repr, unknown))}, not salso arguments it may set: "
+            f"{', '.join(sorted(_COMPLETE_OPTIONS))}"
+        )
+    if max_clusters == 1 and n is not None and n > 1:
+        raise ValueError(
+            "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
+            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or complete=False"
+        )
+    probe = {k: v for k, v in args.items() if k != "client"}
+    try:
+        if probe.get("initializer") is not None:
+            # chips always fixes the sub-partition's items (check_arguments says the same later)
+            raise ValueError(
+                "fixed cannot be combined with initializer (its partitions ignore the fixed items); use initial"
+            )
+        check_options(**probe)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"the completion (complete=, loss=): {err}") from None
+
+
 def _check_completion(
     d: Draws, loss: Any, complete: Dict[str, Any], max_clusters: Optional[int], jobs: int, seed: int,
     start: Optional[np.ndarray], limit: int, runs_need: int,
@@ -502,7 +532,7 @@ def chips(
     array([0, 0, 1, 1, 2])
     """
     refuse_similarity(draws, "draws", "chips")
-    d = as_draws(draws)
+    # Every argument that does not need the draws is checked before they are read.
     thr = check_probability("threshold", threshold)
     runs = check_int("n_runs", n_runs, minimum=1, maximum=1_000_000)
     if path is not None:
@@ -514,10 +544,6 @@ def chips(
     if all_candidates:
         use_path = False
     mode = "path" if use_path else ("all" if all_candidates else "single")
-    # A partial partition is matched to the draws' items by name (salsox.io.item_index).
-    if initial is not None:
-        initial = matched(initial, d.item_names, d.n_items, "initial")[0]
-    start = _check_initial(initial, d.n_items)
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     if complete is None:
@@ -529,6 +555,13 @@ def chips(
     if max_clusters is not None:
         check_max_clusters(max_clusters)
     limit = check_limit(memory_limit)
+    if complete is not None:
+        _check_completion_options(loss, complete, max_clusters, jobs, seed, known_n_items(draws))
+    d = as_draws(draws)
+    # A partial partition is matched to the draws' items by name (salsox.io.item_index).
+    if initial is not None:
+        initial = matched(initial, d.item_names, d.n_items, "initial")[0]
+    start = _check_initial(initial, d.n_items)
     need = chips_bytes(d.n_items, d.n_draws, runs, min(jobs, runs), mode)
     if need > limit:
         raise MemoryError(

@@ -8,7 +8,7 @@ import math
 import numbers
 import threading
 import time
-from typing import Any, List, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -45,6 +45,38 @@ def _check_init(init: Any) -> Union[str, Any]:
                 f"init must be '++', 'topvi' or an array of starting partitions (n_particles x n), got {init!r}"
             )
     return init
+
+
+def _check_options(
+    n_particles: Any,
+    *,
+    init: Any = "++",
+    n_starts: Any = 10,
+    max_iter: Any = 30,
+    eps: Any = 0.01,
+    mini_batch: Any = None,
+    n_runs: Any = 1,
+    max_clusters: Any = None,
+    n_jobs: Any = None,
+    seed: Any = None,
+    memory_limit: Any = None,
+) -> Tuple[Any, ...]:
+    """:func:`wasabi`'s arguments other than the draws, checked (the same defaults): before
+    the draws are read, by wasabi and by :func:`elbow` for its keywords."""
+    n_particles = check_int("n_particles", n_particles, minimum=1)
+    init = _check_init(init)
+    n_starts = check_int("n_starts", n_starts, minimum=1)
+    max_iter = check_int("max_iter", max_iter, minimum=0)
+    eps = _check_eps(eps)
+    if mini_batch is not None:
+        mini_batch = check_int("mini_batch", mini_batch, minimum=1)
+    n_runs = check_int("n_runs", n_runs, minimum=1, maximum=10_000)
+    if max_clusters is not None:
+        max_clusters = check_max_clusters(max_clusters)
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    limit = check_limit(memory_limit)
+    return n_particles, init, n_starts, max_iter, eps, mini_batch, n_runs, max_clusters, jobs, seed, limit
 
 
 def wasabi(
@@ -142,23 +174,17 @@ def wasabi(
     array([0, 0, 0, 1, 1, 1])
     """
     started = time.perf_counter()
+    # Every argument that does not need the draws is checked before they are read.
+    n_particles, init, n_starts, max_iter, eps, mini_batch, n_runs, max_clusters, jobs, seed, limit = _check_options(
+        n_particles, init=init, n_starts=n_starts, max_iter=max_iter, eps=eps, mini_batch=mini_batch, n_runs=n_runs,
+        max_clusters=max_clusters, n_jobs=n_jobs, seed=seed, memory_limit=memory_limit,
+    )
     draws, found, _ = convert_foreign_named(draws)  # once: an xarray or ArviZ input is converted here
     matrix = draws_matrix(draws)
     names = check_item_names(found, matrix.shape[1])
     h, n = matrix.shape
-    n_particles = check_int("n_particles", n_particles, minimum=1)
-    init = _check_init(init)
-    n_starts = check_int("n_starts", n_starts, minimum=1)
-    max_iter = check_int("max_iter", max_iter, minimum=0)
-    eps = _check_eps(eps)
-    if mini_batch is not None:
-        mini_batch = check_int("mini_batch", mini_batch, minimum=1)
-    n_runs = check_int("n_runs", n_runs, minimum=1, maximum=10_000)
     if max_clusters is not None:
-        max_clusters = min(check_max_clusters(max_clusters), n)
-    jobs = check_n_jobs(n_jobs)
-    seed = check_seed(seed)
-    limit = check_limit(memory_limit)
+        max_clusters = min(max_clusters, n)
     first, inverse = unique_rows(matrix)
     ds = DrawSet(matrix[first], np.bincount(inverse, minlength=len(first)).astype(np.int64))
     if n_particles > ds.n_unique:
@@ -307,6 +333,14 @@ def elbow(draws: Any, max_particles: int, **kwargs: Any) -> Elbow:
     if "n_particles" in kwargs:
         raise TypeError("elbow() sets n_particles itself: give max_particles")
     max_particles = check_int("max_particles", max_particles, minimum=1)
+    if "draws" in kwargs:
+        raise TypeError("elbow() got multiple values for argument 'draws'")
+    try:  # wasabi's keywords, checked before the draws are read (an unknown one is named)
+        _check_options(1, **kwargs)
+    except TypeError as err:
+        if "unexpected keyword argument" in str(err):
+            raise TypeError(f"elbow() {str(err).split('() ', 1)[-1]}") from None
+        raise
     draws, found, _ = convert_foreign_named(draws)
     matrix = draws_matrix(draws)
     first, _ = unique_rows(matrix)
