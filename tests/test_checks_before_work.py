@@ -316,22 +316,18 @@ def test_diagnose(no_work, big, key, value, name):
     _refused(lambda: salsox.diagnose(big, **kwargs), [name or key])
 
 
-@pytest.mark.parametrize("key, value, name", [("loss", "VII", "VII"), ("chunk_size", 0, "chunk_size"), ("chunk_size", "8", "chunk_size")])
+@pytest.mark.parametrize(
+    "key, value, name", [("loss", "VII", "VII"), ("chunk_size", 0, "chunk_size"), ("chunk_size", "8", "chunk_size")]
+)
 def test_minimize_by_enumeration(no_work, key, value, name):
     truth = np.tile(np.arange(8) % 3, (LARGE, 1))  # many draws of few items
     _refused(lambda: salsox.minimize_by_enumeration(truth, **{key: value}), [name])
 
 
-@pytest.mark.parametrize("function", [salsox.RI, salsox.ARI, salsox.vi_contributions])
-def test_pair_functions(no_work, big, function):
-    x = big.ravel()[: LARGE * 2]
-    _refused(lambda: function(x, x[:-1]), ["x", "y", "length", "items"])
-
-
 @pytest.mark.parametrize(
     "weights, name",
-    [(np.ones(H + 1), "weights"), (-np.ones(H), "weights"), ("x", "weights")],
-    ids=["length", "negative", "string"],
+    [(np.ones((2, H)), "weights"), (-np.ones(H), "weights"), ("x", "weights"), ([np.nan] * H, "weights")],
+    ids=["2-D", "negative", "string", "nan"],
 )
 def test_evi_contributions(no_work, big, weights, name):
     _refused(lambda: salsox.evi_contributions(big[0], big, weights=weights), [name])

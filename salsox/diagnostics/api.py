@@ -151,13 +151,12 @@ def diagnose(
     started = time.perf_counter()
     az = _arviz.arviz()  # the missing dependency before anything else
     del az
-    array, item_names, chain_ids = split_chains(draws, chains)
-    c, h, n = array.shape
+    # Every argument but the draws and their chains is checked before they are read.
     loss = get_loss(loss)
     distance, metric = resolve_distance(distance)
     if not isinstance(ts, (bool, np.bool_)):
         raise TypeError(f"ts must be True or False, got {type(ts).__name__}")
-    n_references = check_int("n_references", n_references, minimum=1, maximum=h)
+    n_references = check_int("n_references", n_references, minimum=1)
     n_runs = check_int("n_runs", n_runs, minimum=1, maximum=100_000)
     rhat_threshold = _check_threshold("rhat_threshold", rhat_threshold, 1.0)
     ess_threshold = _check_threshold("ess_threshold", ess_threshold, 0.0)
@@ -169,6 +168,9 @@ def diagnose(
     jobs = check_n_jobs(n_jobs)
     seed = check_seed(seed)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
+    array, item_names, chain_ids = split_chains(draws, chains)
+    c, h, n = array.shape
+    n_references = check_int("n_references", n_references, minimum=1, maximum=h)
     chain_draws = [Draws(array[k], item_names=item_names) for k in range(c)]
     halves = [
         (Draws(array[k, : h // 2], item_names=item_names), Draws(array[k, h // 2 :], item_names=item_names))

@@ -119,6 +119,18 @@ def evi_contributions(estimate: Any, draws: Any, weights: Optional[Any] = None) 
     >>> round(float(contributions.sum()), 4), round(float(salsox.partition_loss([0, 0, 1, 1], draws, "VI")), 4)
     (0.7296, 0.7296)
     """
+    w = None
+    if weights is not None:  # checked before the draws are read; its length once they are
+        if isinstance(weights, (str, bytes)):
+            raise TypeError("weights must be an array of numbers, got a string")
+        try:
+            w = np.asarray(weights, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"weights must be an array of numbers ({err})") from None
+        if w.ndim != 1:
+            raise ValueError(f"weights must have one value per draw, got shape {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+            raise ValueError("weights must be finite, >= 0 and not all 0")
     matrix = draws_matrix(draws)
     h, n = matrix.shape
     # The estimate's items matched to the draws' by name (salsox.io.item_index).
@@ -126,14 +138,11 @@ def evi_contributions(estimate: Any, draws: Any, weights: Optional[Any] = None) 
     est, single = as_label_matrix(estimate, "estimate", n)
     if not single:
         raise ValueError("estimate must be one 1-D partition")
-    if weights is None:
+    if w is None:
         w = np.full(h, 1.0 / h)
     else:
-        w = np.asarray(weights, dtype=np.float64)
         if w.shape != (h,):
             raise ValueError(f"weights must have one value per draw ({h}), got shape {w.shape}")
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
-            raise ValueError("weights must be finite, >= 0 and not all 0")
         w = w / w.sum()
     out = np.zeros(n)
     step = max(1, _CHUNK_CELLS // n)
