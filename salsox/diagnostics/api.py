@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -35,6 +35,35 @@ def _check_threshold(name: str, value: Any, minimum: float) -> float:
 def _seed_of(seed: int, *path: int) -> int:
     """A 64-bit seed for one sub-task, from the call's seed and the task's position."""
     return int(np.random.SeedSequence([seed, *path]).generate_state(1, dtype=np.uint64)[0])
+
+
+def check_options(
+    *, loss: Any = "VI", distance: Any = "VI", n_references: Any = 5, n_runs: Any = 16, rhat_threshold: Any = 1.01,
+    ess_threshold: Any = 100.0, alpha: Any = 0.01, n_permutations: Any = 999, gap_draws: Any = 250, ts: Any = False,
+    seed: Any = None, n_jobs: Any = None, memory_limit: Any = None,
+) -> Tuple[Loss, str, Optional[Loss], int, int, float, float, float, int, int, int, int, int]:
+    """:func:`diagnose`'s arguments other than the draws and their chains, checked before
+    they are read (``n_references`` against the number of draws later)."""
+    loss = get_loss(loss)
+    distance, metric = resolve_distance(distance)
+    if not isinstance(ts, (bool, np.bool_)):
+        raise TypeError(f"ts must be True or False, got {type(ts).__name__}")
+    n_references = check_int("n_references", n_references, minimum=1)
+    n_runs = check_int("n_runs", n_runs, minimum=1, maximum=100_000)
+    rhat_threshold = _check_threshold("rhat_threshold", rhat_threshold, 1.0)
+    ess_threshold = _check_threshold("ess_threshold", ess_threshold, 0.0)
+    alpha = _check_threshold("alpha", alpha, 0.0)
+    if alpha >= 1:
+        raise ValueError(f"alpha must be below 1, got {alpha!r}")
+    n_permutations = check_int("n_permutations", n_permutations, minimum=1, maximum=1_000_000)
+    gap_draws = check_int("gap_draws", gap_draws, minimum=2, maximum=1_000_000)
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
+    return (
+        loss, distance, metric, n_references, n_runs, rhat_threshold, ess_threshold, alpha, n_permutations,
+        gap_draws, jobs, seed, limit,
+    )
 
 
 def diagnose(
@@ -152,22 +181,12 @@ def diagnose(
     az = _arviz.arviz()  # the missing dependency before anything else
     del az
     # Every argument but the draws and their chains is checked before they are read.
-    loss = get_loss(loss)
-    distance, metric = resolve_distance(distance)
-    if not isinstance(ts, (bool, np.bool_)):
-        raise TypeError(f"ts must be True or False, got {type(ts).__name__}")
-    n_references = check_int("n_references", n_references, minimum=1)
-    n_runs = check_int("n_runs", n_runs, minimum=1, maximum=100_000)
-    rhat_threshold = _check_threshold("rhat_threshold", rhat_threshold, 1.0)
-    ess_threshold = _check_threshold("ess_threshold", ess_threshold, 0.0)
-    alpha = _check_threshold("alpha", alpha, 0.0)
-    if alpha >= 1:
-        raise ValueError(f"alpha must be below 1, got {alpha!r}")
-    n_permutations = check_int("n_permutations", n_permutations, minimum=1, maximum=1_000_000)
-    gap_draws = check_int("gap_draws", gap_draws, minimum=2, maximum=1_000_000)
-    jobs = check_n_jobs(n_jobs)
-    seed = check_seed(seed)
-    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else check_int("memory_limit", memory_limit, minimum=1)
+    loss, distance, metric, n_references, n_runs, rhat_threshold, ess_threshold, alpha, n_permutations, gap_draws, \
+        jobs, seed, limit = check_options(
+            loss=loss, distance=distance, n_references=n_references, n_runs=n_runs, rhat_threshold=rhat_threshold,
+            ess_threshold=ess_threshold, alpha=alpha, n_permutations=n_permutations, gap_draws=gap_draws, ts=ts,
+            seed=seed, n_jobs=n_jobs, memory_limit=memory_limit,
+        )
     array, item_names, chain_ids = split_chains(draws, chains)
     c, h, n = array.shape
     n_references = check_int("n_references", n_references, minimum=1, maximum=h)

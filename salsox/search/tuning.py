@@ -236,24 +236,11 @@ def tune(
     >>> round(res.a, 4), round(res.r_a, 4)             # the paper's a (b = 1), and R's binder(a=...)
     (19.0273, 1.9001)
     """
-    base = _resolve(loss, b)
-    name, start, direction = _parameter(base, param)
-    if n_clusters is None:
-        raise TypeError("n_clusters is required: the number of clusters wanted")
-    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not (0 < rtol < 1):
-        raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
-    max_evaluations = check_int("max_evaluations", max_evaluations, minimum=2)
-    span = _bounds(bounds, name) if bounds is not None else None
-    if span is None and not start > 0:
-        raise ValueError(
-            f"parameter {name!r} of loss {base.name!r} is {start:g}; without bounds it is tuned by doubling "
-            "and halving a positive value: give bounds=(low, high)"
-        )
-    target = check_int("n_clusters", n_clusters, minimum=1)
-    if max_clusters is not None:
-        check_max_clusters(max_clusters)
-    seed = check_seed(seed)
-    _check_salso_options(salso_options, n_runs=n_runs, n_jobs=n_jobs)
+    # Every argument but the draws is checked before they are read.
+    base, name, start, direction, span, target, max_evaluations, seed = check_tune_options(
+        loss, n_clusters, param=param, bounds=bounds, b=b, max_clusters=max_clusters, rtol=rtol,
+        max_evaluations=max_evaluations, n_runs=n_runs, seed=seed, n_jobs=n_jobs, **salso_options,
+    )
     truth = Draws(draws)  # xarray / ArviZ inputs too, with their item names
     n = truth.n_items
     if target > n:
@@ -295,6 +282,34 @@ def tune(
     else:
         x = search.from_start(start, direction, rtol)
     return done(x)
+
+
+def check_tune_options(
+    loss: Any = "binder", n_clusters: Any = None, *, param: Any = None, bounds: Any = None, b: Any = None,
+    max_clusters: Any = None, rtol: Any = 1e-4, max_evaluations: Any = 60, n_runs: Any = 16, seed: Any = None,
+    n_jobs: Any = None, **salso_options: Any,
+) -> Tuple[Loss, str, float, int, Optional[Tuple[float, float]], int, int, int]:
+    """:func:`tune`'s arguments other than the draws, checked before they are read: the loss
+    and its parameter (name, start, direction), the bounds, the target, max_evaluations, the seed."""
+    base = _resolve(loss, b)
+    name, start, direction = _parameter(base, param)
+    if n_clusters is None:
+        raise TypeError("n_clusters is required: the number of clusters wanted")
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not (0 < rtol < 1):
+        raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
+    max_evaluations = check_int("max_evaluations", max_evaluations, minimum=2)
+    span = _bounds(bounds, name) if bounds is not None else None
+    if span is None and not start > 0:
+        raise ValueError(
+            f"parameter {name!r} of loss {base.name!r} is {start:g}; without bounds it is tuned by doubling "
+            "and halving a positive value: give bounds=(low, high)"
+        )
+    target = check_int("n_clusters", n_clusters, minimum=1)
+    if max_clusters is not None:
+        check_max_clusters(max_clusters)
+    seed = check_seed(seed)
+    _check_salso_options(salso_options, n_runs=n_runs, n_jobs=n_jobs)
+    return base, name, start, direction, span, target, max_evaluations, seed
 
 
 def _check_salso_options(salso_options: Dict[str, Any], *, n_runs: Any, n_jobs: Any) -> None:

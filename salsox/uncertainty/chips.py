@@ -24,7 +24,8 @@ from ..io import Draws, InItemOrder, as_draws, matched, pandas_index, refuse_sim
 from ..losses import Loss, get_loss
 from ..metrics import as_truth
 from ..search import salso
-from ..search.salso_search import check_arguments, check_options
+from ..search.salso_search import check_arguments
+from ..search.salso_search import check_options as check_salso_options
 from .chips_path import PathLabels
 from .chips_path import MAX_ROWS, state_table_html, state_table_lines
 
@@ -373,7 +374,7 @@ def _check_completion_options(
             raise ValueError(
                 "fixed cannot be combined with initializer (its partitions ignore the fixed items); use initial"
             )
-        check_options(**probe)
+        check_salso_options(**probe)
     except (TypeError, ValueError) as err:
         raise type(err)(f"the completion (complete=, loss=): {err}") from None
 
@@ -437,6 +438,42 @@ def _check_completion(
 
 # salso's arguments a completion may set (the draws, the loss and the fixed items are chips').
 _COMPLETE_OPTIONS = frozenset(inspect.signature(salso).parameters) - {"draws", "loss", "fixed"}
+
+
+def check_chips_options(
+    threshold: Any = 0.0, *, n_runs: Any = 64, path: Any = None, all_candidates: Any = False, n_jobs: Any = None,
+    seed: Any = None, complete: Any = None, loss: Any = "VI", max_clusters: Any = None, memory_limit: Any = None,
+    n_items: Optional[int] = None,
+) -> Tuple[float, int, str, int, int, Optional[Dict[str, Any]], int]:
+    """:func:`chips`' arguments other than the draws and ``initial``, checked before the draws
+    are read (``n_items``: their number of items when known without reading them). Returns
+    the threshold, the number of runs, the mode, n_jobs, the seed, the completion's options
+    (None: no completion) and the memory limit."""
+    thr = check_probability("threshold", threshold)
+    runs = check_int("n_runs", n_runs, minimum=1, maximum=1_000_000)
+    if path is not None:
+        path = _check_flag("path", path)
+    all_candidates = _check_flag("all_candidates", all_candidates)
+    if path and all_candidates:
+        raise ValueError("path=True and all_candidates=True cannot be combined; choose one")
+    use_path = (thr == 0.0) if path is None else path
+    if all_candidates:
+        use_path = False
+    mode = "path" if use_path else ("all" if all_candidates else "single")
+    jobs = check_n_jobs(n_jobs)
+    seed = check_seed(seed)
+    if complete is None:
+        complete = mode == "single"
+    if not isinstance(complete, dict):
+        complete = {} if _check_flag("complete", complete) else None
+    if complete is not None and mode != "single":
+        raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
+    if max_clusters is not None:
+        check_max_clusters(max_clusters)
+    limit = check_limit(memory_limit)
+    if complete is not None:
+        _check_completion_options(loss, complete, max_clusters, jobs, seed, n_items)
+    return thr, runs, mode, jobs, seed, complete, limit
 
 
 def chips(
@@ -533,30 +570,11 @@ def chips(
     """
     refuse_similarity(draws, "draws", "chips")
     # Every argument that does not need the draws is checked before they are read.
-    thr = check_probability("threshold", threshold)
-    runs = check_int("n_runs", n_runs, minimum=1, maximum=1_000_000)
-    if path is not None:
-        path = _check_flag("path", path)
-    all_candidates = _check_flag("all_candidates", all_candidates)
-    if path and all_candidates:
-        raise ValueError("path=True and all_candidates=True cannot be combined; choose one")
-    use_path = (thr == 0.0) if path is None else path
-    if all_candidates:
-        use_path = False
-    mode = "path" if use_path else ("all" if all_candidates else "single")
-    jobs = check_n_jobs(n_jobs)
-    seed = check_seed(seed)
-    if complete is None:
-        complete = mode == "single"
-    if not isinstance(complete, dict):
-        complete = {} if _check_flag("complete", complete) else None
-    if complete is not None and mode != "single":
-        raise ValueError(f"complete applies to a single sub-partition (threshold > 0), not to mode {mode!r}")
-    if max_clusters is not None:
-        check_max_clusters(max_clusters)
-    limit = check_limit(memory_limit)
-    if complete is not None:
-        _check_completion_options(loss, complete, max_clusters, jobs, seed, known_n_items(draws))
+    thr, runs, mode, jobs, seed, complete, limit = check_chips_options(
+        threshold, n_runs=n_runs, path=path, all_candidates=all_candidates, n_jobs=n_jobs, seed=seed,
+        complete=complete, loss=loss, max_clusters=max_clusters, memory_limit=memory_limit,
+        n_items=known_n_items(draws),
+    )
     d = as_draws(draws)
     # A partial partition is matched to the draws' items by name (salsox.io.item_index).
     if initial is not None:

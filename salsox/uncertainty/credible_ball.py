@@ -250,6 +250,20 @@ def _draws_matrix(draws: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     return matrix, names
 
 
+def check_options(
+    loss: Any = "VI", level: Any = 0.95, *, n_jobs: Any = None, memory_limit: Any = None
+) -> Tuple[Loss, float, int, int]:
+    """:func:`credible_ball`'s arguments other than the estimate and the draws, checked before
+    they are read: the distance, the level, n_jobs and the memory limit."""
+    metric = _metric(loss)
+    if isinstance(level, bool) or not isinstance(level, numbers.Real):
+        raise TypeError(f"level must be a probability in (0, 1], got {type(level).__name__}")
+    level = float(level)
+    if not (0.0 < level <= 1.0):
+        raise ValueError(f"level must be in (0, 1], got {level!r}")
+    return metric, level, check_n_jobs(n_jobs), check_limit(memory_limit)
+
+
 def credible_ball(
     estimate: Any,
     draws: Any,
@@ -305,14 +319,7 @@ def credible_ball(
     >>> ball.upper_vertical.n_clusters, ball.lower_vertical.n_clusters
     (array([2]), array([3]))
     """
-    metric = _metric(loss)
-    if isinstance(level, bool) or not isinstance(level, numbers.Real):
-        raise TypeError(f"level must be a probability in (0, 1], got {type(level).__name__}")
-    level = float(level)
-    if not (0.0 < level <= 1.0):
-        raise ValueError(f"level must be in (0, 1], got {level!r}")
-    jobs = check_n_jobs(n_jobs)
-    limit = check_limit(memory_limit)
+    metric, level, jobs, limit = check_options(loss, level, n_jobs=n_jobs, memory_limit=memory_limit)
     matrix, names = _draws_matrix(draws)
     h, n = matrix.shape
 
