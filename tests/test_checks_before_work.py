@@ -343,3 +343,96 @@ def test_read_draws_header(no_work, big, tmp_path, monkeypatch):
 
     monkeypatch.setattr(files, "read_matrix_named", refuse)
     _refused(lambda: salsox.read_draws(path, header="maybe"), ["header"])
+
+
+# The command line: every subcommand refuses a bad option (exit status 2, the option named)
+# before it reads the draws file, let alone works on the draws.
+_CLI = [
+    ("estimate", ["--loss", "VII"], "--loss"),
+    ("estimate", ["--loss", "binder", "--param", "zzz=1"], "--param"),
+    ("estimate", ["--a", "-1"], "--a"),
+    ("estimate", ["--r-a", "1", "--a", "2"], "--r-a"),
+    ("estimate", ["--max-clusters", "0"], "--max-clusters"),
+    ("estimate", ["--runs", "0"], "--runs"),
+    ("estimate", ["--max-zealous", "-1"], "--max-zealous"),
+    ("estimate", ["--seconds", "-1"], "--seconds"),
+    ("estimate", ["--seed", "-1"], "--seed"),
+    ("estimate", ["--initializer", "nope"], "--initializer"),
+    ("estimate", ["--prob-initializer", "0.5"], "--prob-initializer"),
+    ("estimate", ["--initializer", "psm-hclust", "--prob-initializer", "2"], "--prob-initializer"),
+    ("estimate", ["-j", "0"], "--jobs"),
+    ("loss", ["--loss", "VII"], "--loss"),
+    ("loss", ["-j", "0"], "--jobs"),
+    ("psm", ["-j", "0"], "--jobs"),
+    ("psm", ["--digits", "-1"], "--digits"),
+    ("summary", ["--loss", "VII"], "--loss"),
+    ("summary", ["--runs", "0"], "--runs"),
+    ("summary", ["--initializer", "nope"], "--initializer"),
+    ("summary", ["--plot", "out.nope"], "--plot"),
+    ("summary", ["--dpi", "0"], "--dpi"),
+    ("summary", ["--exemplar", "nope"], "--exemplar"),
+    ("ball", ["--level", "1.5"], "--level"),
+    ("ball", ["--level", "0"], "--level"),
+    ("ball", ["--distance", "nope"], "--distance"),
+    ("ball", ["--distance", "VI.lb"], "--distance"),
+    ("ball", ["--loss", "VII"], "--loss"),
+    ("ball", ["--plot", "out.nope"], "--plot"),
+    ("ball", ["--seed", "-1"], "--seed"),
+    ("credible-ball", ["--level", "2"], "--level"),
+    ("tune", ["-k", "0"], "--clusters"),
+    ("tune", ["-k", "3", "--loss", "VII"], "--loss"),
+    ("tune", ["-k", "3", "--tune", "nope"], "--tune"),
+    ("tune", ["-k", "3", "--bounds", "2", "1"], "--bounds"),
+    ("tune", ["-k", "3", "--b", "-1"], "--b"),
+    ("tune", ["-k", "3", "--max-clusters", "0"], "--max-clusters"),
+    ("tune", ["-k", "3", "--runs", "0"], "--runs"),
+    ("tune", ["-k", "3", "--seed", "-1"], "--seed"),
+    ("chips", ["--threshold", "2"], "--threshold"),
+    ("chips", ["--threshold", "0.2", "--loss", "VII"], "--loss"),
+    ("chips", ["--threshold", "0.2", "--runs", "0"], "--runs"),
+    ("chips", ["--plot", "out.nope"], "--plot"),
+    ("wasabi", ["--particles", "0"], "--particles"),
+    ("wasabi", ["--particles", "2", "--starts", "0"], "--starts"),
+    ("wasabi", ["--particles", "2", "--max-iter", "-1"], "--max-iter"),
+    ("wasabi", ["--particles", "2", "--eps", "-1"], "--eps"),
+    ("wasabi", ["--particles", "2", "--mini-batch", "0"], "--mini-batch"),
+    ("wasabi", ["--particles", "2", "--runs", "0"], "--runs"),
+    ("wasabi", ["--particles", "2", "--plot", "out.nope"], "--plot"),
+    ("diagnose", ["--loss", "VII"], "--loss"),
+    ("diagnose", ["--distance", "nope"], "--distance"),
+    ("diagnose", ["--references", "0"], "--references"),
+    ("diagnose", ["--rhat", "0.5"], "--rhat"),
+    ("diagnose", ["--ess", "-1"], "--ess"),
+    ("diagnose", ["--alpha", "2"], "--alpha"),
+    ("diagnose", ["--permutations", "0"], "--permutations"),
+    ("diagnose", ["--gap-draws", "0"], "--gap-draws"),
+    ("diagnose", ["--plot", "out.nope"], "--plot"),
+]
+
+
+@pytest.fixture(scope="module")
+def big_file(big, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "draws.npy"
+    np.save(path, big.astype(np.int8))
+    return str(path)
+
+
+@pytest.mark.parametrize("command, options, option", _CLI, ids=[f"{c} {' '.join(o)}" for c, o, _ in _CLI])
+def test_cli(no_work, big_file, monkeypatch, capsys, tmp_path, command, options, option):
+    import salsox.io
+    from salsox.cli import main
+
+    def refuse(*args, **kwargs):
+        raise WorkStarted("the draws file was read before the options were checked")
+
+    monkeypatch.setattr(salsox.io, "read_draws", refuse)
+    monkeypatch.chdir(tmp_path)
+    extra = ["--chains", "2"] if command == "diagnose" else []
+    first = []
+    if command == "loss":  # loss LABELS DRAWS: the labels are read after the draws
+        first = [str(tmp_path / "labels.txt")]
+        np.savetxt(first[0], np.zeros(N, dtype=int), fmt="%d")
+    status = main([command, *first, big_file, *options, *extra])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert option in err, err

@@ -7,6 +7,9 @@ from typing import Any
 
 from .arguments import ArgumentError
 from .common import (
+    _check_plot_format,
+    _check_search_options,
+    _resolve_loss,
     _add_draws,
     _apply_params,
     _param_pair,
@@ -27,7 +30,7 @@ from .common import (
 
 def run(args: argparse.Namespace) -> int:
     from ..losses import get_loss
-    from ..uncertainty.credible_ball import credible_ball
+    from ..uncertainty.credible_ball import check_options, credible_ball
 
     if args.labels is not None and args.param:
         raise ArgumentError(
@@ -37,8 +40,14 @@ def run(args: argparse.Namespace) -> int:
     distance = _apply_params(get_loss(args.distance), args.distance_param, "--distance-param")
     if args.plot is not None:
         _require_matplotlib()
+        _check_plot_format(args.plot)
     if args.data is not None and args.plot is None:
         raise ArgumentError("--data is for --plot: give --plot FILE too")
+    # Every option checked before the draws are read.
+    check_options(distance, args.level, n_jobs=args.jobs)
+    _resolve_loss(args)
+    if args.labels is None:
+        _check_search_options(args)
     draws = _load_draws(args)
     data = read_data(args.data) if args.data else None
     labels, _ = _estimate_or_labels(args, draws)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .arguments import ArgumentError
 from .common import (
+    _check_plot_format,
     CLIError,
     _add_draws,
     _add_jobs,
@@ -36,14 +37,20 @@ from .common import (
 
 def run(args: argparse.Namespace) -> int:
     """CHIPS sub-partition (or path) of the draws; single mode completes it with SALSO."""
-    from ..uncertainty.chips import Unallocated, chips
+    from ..uncertainty.chips import Unallocated, check_chips_options, chips
 
     if args.plot is not None:
         if args.path or not args.threshold:
             raise ArgumentError("--plot draws one sub-partition: give --threshold above 0, without --path")
         _require_matplotlib()
+        _check_plot_format(args.plot)
     if args.data is not None and args.plot is None:
         raise ArgumentError("--data is for --plot: give --plot FILE too")
+    # Every option checked before the draws are read (chips checks them again).
+    check_chips_options(
+        args.threshold, n_runs=args.runs, path=True if args.path else None, n_jobs=args.jobs, seed=args.seed,
+        complete=False if args.no_complete else None, loss=_resolve_loss(args), max_clusters=args.max_clusters,
+    )
     draws = _load_draws(args)
     data = read_data(args.data) if args.data else None
     names = None if draws.item_names is None else [str(v) for v in draws.item_names]

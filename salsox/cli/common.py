@@ -317,6 +317,33 @@ def _param_pair(text: str) -> Tuple[str, float]:
     return name, number
 
 
+def _check_plot_format(path: str) -> None:
+    """An ArgumentError (exit status 2) unless matplotlib can write the format that ``path``'s
+    extension names."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise ArgumentError(
+            f"--plot {path}: the extension must name an image format ({', '.join(sorted(formats))})"
+        )
+
+
+def _check_search_options(args: argparse.Namespace) -> None:
+    """The search's options (--max-clusters, --runs, --seconds, --initializer, ...) checked as
+    :func:`_search` passes them, before the draws are read."""
+    from ..search.salso_search import check_options
+
+    if getattr(args, "prob_initializer", None) is not None and getattr(args, "initializer", None) is None:
+        raise ArgumentError("--prob-initializer needs --initializer NAME")
+    check_options(
+        max_clusters=args.max_clusters, n_runs=args.runs, n_jobs=args.jobs, seed=args.seed, seconds=args.seconds,
+        max_zealous=10 if args.max_zealous is None else args.max_zealous,
+        initializer=getattr(args, "initializer", None), prob_initializer=getattr(args, "prob_initializer", None),
+    )
+
+
 def _search(args: argparse.Namespace, draws: Any) -> Any:
     from .. import search
 

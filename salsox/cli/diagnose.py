@@ -12,6 +12,7 @@ from ..io.files import NETCDF_SUFFIXES, read_netcdf_variable
 from .arguments import ArgumentError
 from .common import (
     _add_jobs,
+    _check_plot_format,
     _add_loss,
     _jsonable,
     _positive_int,
@@ -58,6 +59,7 @@ def _load_chains(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Diagnose the chains: the verdict and the tables, or JSON."""
     from ..diagnostics import diagnose
+    from ..diagnostics.api import check_options
 
     if args.plot is not None:
         _require_matplotlib()
@@ -71,6 +73,12 @@ def run(args: argparse.Namespace) -> int:
             if f != "-" and os.path.exists(f) and os.path.samefile(path, f):
                 raise ArgumentError(f"{path} is the draws file {f}: writing it would overwrite the input")
     loss = _resolve_loss(args)
+    # Every option checked before the draws are read (diagnose checks them again).
+    check_options(
+        loss=loss, distance=args.distance, n_references=args.references, n_runs=args.runs, rhat_threshold=args.rhat,
+        ess_threshold=args.ess, alpha=args.alpha, n_permutations=args.n_permutations, gap_draws=args.gap_draws,
+        ts=args.ts, seed=args.seed, n_jobs=args.jobs,
+    )
     draws, chains = _load_chains(args)
     diag = diagnose(
         draws, chains=chains, loss=loss, distance=args.distance, n_references=args.references, n_runs=args.runs,
@@ -84,19 +92,6 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _plot(diag, args)
     return 0 if diag.converged or not args.fail else 3
-
-
-def _check_plot_format(path: str) -> None:
-    """An ArgumentError (exit status 2) unless matplotlib can write the format that ``path``'s
-    extension names."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in formats:
-        raise ArgumentError(
-            f"--plot {path}: the extension must name an image format ({', '.join(sorted(formats))})"
-        )
 
 
 def _plot(diag: Any, args: argparse.Namespace) -> None:

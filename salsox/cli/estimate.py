@@ -15,7 +15,9 @@ from .common import (
     _check_with_names,
     _estimate_dict,
     _item_names_or_numbers,
+    _check_search_options,
     _load_draws,
+    _resolve_loss,
     _search,
     _write,
     _write_labels,
@@ -24,6 +26,9 @@ from .common import (
 
 def run(args: argparse.Namespace) -> int:
     _check_with_names(args)
+    # Every option checked before the draws are read (salso checks them again).
+    _resolve_loss(args)
+    _check_search_options(args)
     draws = _load_draws(args)
     est = _search(args, draws)
     if args.json:

@@ -13,9 +13,10 @@ from .common import _add_draws, _add_jobs, _add_loss, _load_draws, _resolve_loss
 def run(args: argparse.Namespace) -> int:
     from ..metrics import partition_loss
 
+    loss = _resolve_loss(args)  # before the draws are read
     draws = _load_draws(args)
     labels = read_named_labels(args.labels, several=True, draws=draws)
-    values = partition_loss(labels, draws, _resolve_loss(args), n_jobs=args.jobs)
+    values = partition_loss(labels, draws, loss, n_jobs=args.jobs)
     values = np.atleast_1d(np.asarray(values, dtype=np.float64))
     _write("\n".join(f"{v:.10g}" for v in values.tolist()), None)
     return 0

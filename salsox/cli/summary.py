@@ -6,6 +6,9 @@ import argparse
 from typing import Any
 
 from .common import (
+    _check_plot_format,
+    _check_search_options,
+    _resolve_loss,
     _add_data,
     read_data,
     _add_draws,
@@ -27,6 +30,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         _require_matplotlib()
+        _check_plot_format(args.plot)
+    # Every option checked before the draws are read.
+    _resolve_loss(args)
+    if args.labels is None:
+        _check_search_options(args)
     draws = _load_draws(args)
     data = read_data(args.data) if getattr(args, "data", None) else None
     labels, loss = _estimate_or_labels(args, draws)

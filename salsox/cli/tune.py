@@ -28,12 +28,17 @@ from .common import (
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..search.tuning import default_param, tune
+    from ..search.tuning import check_tune_options, default_param, tune
 
     from ..losses import get_loss
 
     _check_with_names(args)
     loss = _apply_params(get_loss(args.loss), args.param)  # a plugin's loss, its other parameters set
+    # Every option checked before the draws are read (tune checks them again).
+    check_tune_options(
+        loss, args.clusters, param=args.tune, bounds=args.bounds, b=args.b, max_clusters=args.max_clusters,
+        n_runs=args.runs, seed=args.seed, n_jobs=args.jobs,
+    )
     draws = _load_draws(args)
     # --tune names the parameter; without it, salsox.tune's own default (default_param).
     param = args.tune

@@ -8,6 +8,7 @@ from typing import Any
 
 from .arguments import ArgumentError
 from .common import (
+    _check_plot_format,
     _add_data,
     read_data,
     _add_draws,
@@ -25,19 +26,22 @@ from .common import (
 def run(args: argparse.Namespace) -> int:
     """WASABI particles of the draws: a table and one line of labels per particle, or JSON."""
     from ..uncertainty.wasabi import elbow, wasabi
+    from ..uncertainty.wasabi.api import _check_options as check_wasabi_options
 
     if args.plot is not None:
         _require_matplotlib()
+        _check_plot_format(args.plot)
         if args.kind == "elbow" and not args.elbow:
             raise ArgumentError("--kind elbow needs --elbow (W for L = 1..-L)")
     if args.data is not None and (args.plot is None or args.kind not in ("mds", "heatmap")):
         raise ArgumentError("--data is for --plot with --kind mds or heatmap (the particle panels)")
-    draws = _load_draws(args)
-    data = read_data(args.data) if args.data else None
     options: dict[str, Any] = dict(
         init=args.init, n_starts=args.starts, max_iter=args.max_iter, eps=args.eps, mini_batch=args.mini_batch,
         n_runs=args.runs, n_jobs=args.jobs, seed=args.seed,
     )
+    check_wasabi_options(args.particles, **options)  # before the draws are read
+    draws = _load_draws(args)
+    data = read_data(args.data) if args.data else None
     if args.elbow:
         curve = elbow(draws, args.particles, **options)
         res = curve.results[-1]
