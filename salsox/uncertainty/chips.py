@@ -349,6 +349,16 @@ def chips_bytes(n: int, h: int, n_runs: int, threads: int, mode: str) -> int:
     return steps + state + replay + rows
 
 
+def _refuse_one_cluster(max_clusters: Any, n: int) -> None:
+    """Known before the runs: one cluster leaves the completion nothing to search, and any
+    CHIPS sub-partition of two clusters (found only after all the runs) would be refused."""
+    if max_clusters == 1 and n > 1:
+        raise ValueError(
+            "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
+            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or pass complete=False"
+        )
+
+
 def _check_completion_options(
     loss: Any, complete: Dict[str, Any], max_clusters: Optional[int], jobs: int, seed: int, n: Optional[int],
 ) -> None:
@@ -362,11 +372,8 @@ def _check_completion_options(
             f"complete has {', '.join(map(repr, unknown))}, not salso arguments it may set: "
             f"{', '.join(sorted(_COMPLETE_OPTIONS))}"
         )
-    if max_clusters == 1 and n is not None and n > 1:
-        raise ValueError(
-            "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
-            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or complete=False"
-        )
+    if n is not None:
+        _refuse_one_cluster(max_clusters, n)
     probe = {k: v for k, v in args.items() if k != "client"}
     try:
         if probe.get("initializer") is not None:
@@ -407,13 +414,7 @@ def _check_completion(
     # The sub-partition is not known yet: checked with the start's items fixed (none by default).
     fixed = np.full(d.n_items, -1, dtype=np.int32) if start is None else start
     probe = dict(args)
-    if max_clusters == 1 and d.n_items > 1:
-        # Known before the runs: one cluster leaves the completion nothing to search, and any
-        # CHIPS sub-partition of two clusters (found only after all the runs) would be refused.
-        raise ValueError(
-            "max_clusters=1 leaves the completion a single answer, every item in one cluster, whatever "
-            "the loss and the CHIPS sub-partition; pass max_clusters >= 2, or pass complete=False"
-        )
+    _refuse_one_cluster(max_clusters, d.n_items)
     if start is not None and max_clusters is not None and int(start.max(initial=-1)) + 1 > max_clusters:
         raise ValueError(
             f"max_clusters={max_clusters} is below the {int(start.max()) + 1} clusters of initial, which "
