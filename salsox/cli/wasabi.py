@@ -26,7 +26,7 @@ from .common import (
 def run(args: argparse.Namespace) -> int:
     """WASABI particles of the draws: a table and one line of labels per particle, or JSON."""
     from ..uncertainty.wasabi import elbow, wasabi
-    from ..uncertainty.wasabi.api import _check_options as check_wasabi_options
+    from ..uncertainty.wasabi.api import check_wasabi_options
 
     if args.plot is not None:
         _require_matplotlib()

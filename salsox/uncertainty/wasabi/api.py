@@ -47,7 +47,7 @@ def _check_init(init: Any) -> Union[str, Any]:
     return init
 
 
-def _check_options(
+def check_wasabi_options(
     n_particles: Any,
     *,
     init: Any = "++",
@@ -175,10 +175,11 @@ def wasabi(
     """
     started = time.perf_counter()
     # Every argument that does not need the draws is checked before they are read.
-    n_particles, init, n_starts, max_iter, eps, mini_batch, n_runs, max_clusters, jobs, seed, limit = _check_options(
+    checked = check_wasabi_options(
         n_particles, init=init, n_starts=n_starts, max_iter=max_iter, eps=eps, mini_batch=mini_batch, n_runs=n_runs,
         max_clusters=max_clusters, n_jobs=n_jobs, seed=seed, memory_limit=memory_limit,
     )
+    n_particles, init, n_starts, max_iter, eps, mini_batch, n_runs, max_clusters, jobs, seed, limit = checked
     draws, found, _ = convert_foreign_named(draws)  # once: an xarray or ArviZ input is converted here
     matrix = draws_matrix(draws)
     names = check_item_names(found, matrix.shape[1])
@@ -336,7 +337,7 @@ def elbow(draws: Any, max_particles: int, **kwargs: Any) -> Elbow:
     if "draws" in kwargs:
         raise TypeError("elbow() got multiple values for argument 'draws'")
     try:  # wasabi's keywords, checked before the draws are read (an unknown one is named)
-        _check_options(1, **kwargs)
+        check_wasabi_options(1, **kwargs)
     except TypeError as err:
         if "unexpected keyword argument" in str(err):
             raise TypeError(f"elbow() {str(err).split('() ', 1)[-1]}") from None
