@@ -303,3 +303,30 @@ def test_a_small_need_is_stated_in_bytes_or_kib_not_as_0_mib() -> None:
         salsox.salso([[0, 0, 1], [0, 1, 1]], "VI", memory_limit=10)
     with pytest.raises(MemoryError, match=r"needs about \d+\.\d KiB"):
         salsox.chips([[0, 0, 1], [0, 1, 1]], memory_limit=10)
+
+
+@pytest.mark.parametrize("layout", ["array", "list", "list-int32", "NID"])
+def test_diagnose_counts_what_each_input_kind_allocates(layout):
+    """diagnose's estimate covers the split's copy of a list of chains, the compact chains and
+    the gap's draws: refused below peak / 1.2, accepted at twice the peak (tracemalloc)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 5, size=(4, 60, 1500))
+    make = {
+        "array": lambda: base, "NID": lambda: base,
+        "list": lambda: [base[k] for k in range(4)],
+        "list-int32": lambda: [base[k].astype(np.int32) for k in range(4)],
+    }[layout]
+    kw = dict(n_runs=1, n_references=1, seed=1, n_permutations=9, n_jobs=1)
+    if layout == "NID":
+        kw["distance"] = "NID"
+    x = make()
+    salsox.diagnose(x, **kw)  # first: ArviZ's and the plotting modules' imports are not the call's
+    tracemalloc.start()
+    salsox.diagnose(x, **kw)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    with pytest.raises(MemoryError, match="diagnose needs about"):
+        salsox.diagnose(make(), memory_limit=int(peak / 1.2), **kw)
+    salsox.diagnose(make(), memory_limit=2 * peak, **kw)

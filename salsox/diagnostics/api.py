@@ -196,7 +196,9 @@ def diagnose(
         for k in range(c)
     ]
     sub = min(h, gap_draws)
-    _check_memory(loss, chain_draws, c, h, n, n_references, jobs, min(n_runs, jobs), limit, sub)
+    # The split's own copy of the labels (a list of chains is stacked, chains= reordered).
+    copied = 0 if isinstance(draws, np.ndarray) and np.shares_memory(array, draws) else array.nbytes
+    _check_memory(loss, chain_draws, c, h, n, n_references, jobs, min(n_runs, jobs), limit, sub, copied)
 
     stages: Dict[str, float] = {}
     mark = started
@@ -264,7 +266,9 @@ def diagnose(
 
     # The gap between chains: all pairs of (an evenly spaced subset of) each chain's draws.
     positions = (np.arange(sub) * h) // sub
-    subset = array[:, positions].reshape(c * sub, n).astype(np.int32)
+    subset = np.empty((c * sub, n), dtype=np.int32)
+    for k in range(c):  # chain by chain: one chain's picked rows in the input's width at a time
+        subset[k * sub : (k + 1) * sub] = array[k, positions]
     pair_dist = distances_to(Draws(subset), subset, distance, jobs, metric)
     pair_dist = (pair_dist + pair_dist.T) / 2  # the engine may round d(x, y) and d(y, x) apart
     np.fill_diagonal(pair_dist, 0.0)
@@ -374,14 +378,18 @@ def _autocorrelation_time(traces: np.ndarray) -> float:
 
 def _check_memory(
     loss: Loss, chain_draws: List[Draws], c: int, h: int, n: int, r: int, jobs: int, threads: int, limit: int,
-    sub: int,
+    sub: int, copied: int,
 ) -> None:
     """A MemoryError before any work when the searches' tables or the traces exceed the limit."""
     for d in chain_draws:
         loss._route(d).check_memory(threads, d.max_clusters, limit)
-    # Traces (references, clusters and loss traces) and one chain's int32 labels at a time; the
-    # gap's distances between C x sub draws (twice: the engine's and the symmetrised copy).
-    need = 8 * c * h * (c * r + 1 + c) + 4 * h * n + 2 * 8 * (c * sub) ** 2
+    # The split's copy of the input and the compact chains and half chains; traces (references,
+    # clusters and loss traces) and one chain's int32 labels at a time; the gap's draws (int32,
+    # compact, and an int32 copy for distances other than VI) and their distances (twice: the
+    # engine's and the symmetrised copy).
+    label_bytes = chain_draws[0].label_bits // 8
+    need = copied + 2 * c * h * n * label_bytes + 8 * c * h * (c * r + 1 + c) + 4 * h * n
+    need += 2 * 4 * c * sub * n + label_bytes * c * sub * n + 2 * 8 * (c * sub) ** 2
     if need > limit:
         raise MemoryError(
             f"diagnose needs about {byte_size(need)} for the mapped traces ({c} chains x {h} draws x "

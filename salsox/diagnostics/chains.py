@@ -134,7 +134,7 @@ def split_chains(draws: Any, chains: Any = None) -> Tuple[np.ndarray, Optional[n
                 f"the chains have different numbers of draws ({lengths}): R-hat and ESS compare chains "
                 "of equal length; trim them to the shortest"
             )
-        array = np.stack([p.astype(np.int64, copy=False) for p in parts])
+        array = np.stack(parts).astype(np.result_type(*parts), copy=False)  # one copy, in the chains' width
     else:
         names = item_names_of(draws)[0]
         if isinstance(draws, Draws):
