@@ -17,7 +17,7 @@ import numpy as np
 from .._validation import as_integer_array
 from ..io import Draws, align, item_names_of
 from ..io.foreign import is_foreign
-from ..io.item_index import id_kind
+from ..io.item_index import refuse_mixed_ids
 from ..io.foreign import _arviz_variable, _coord, _is_dataarray, _is_dataset, _is_inference_data
 
 __all__ = ["split_chains"]
@@ -67,14 +67,7 @@ def _chain_ids(chains: Any, h: int) -> Tuple[np.ndarray, List[Any]]:
         given = list(chains.tolist() if hasattr(chains, "tolist") else chains)
     except TypeError:
         given = []
-    kinds = {id_kind(v) for v in given}
-    if {"text", "number"} <= kinds:
-        text = next(v for v in given if id_kind(v) == "text")
-        number = next(v for v in given if id_kind(v) == "number")
-        raise ValueError(
-            f"chains mixes text and numbers (e.g. {text!r} and {number!r}): ids are compared as given, so "
-            "0 and '0' would be two chains that print alike; make them all text or all numbers"
-        )
+    refuse_mixed_ids(given, "chains", "chains")
     try:
         ids = np.asarray(chains)
     except (TypeError, ValueError) as err:

@@ -42,6 +42,7 @@ __all__ = [
     "matched",
     "labels_series",
     "pandas_index",
+    "refuse_mixed_ids",
 ]
 
 
@@ -147,16 +148,22 @@ def check_item_names(names: Any, n: int, argument: str = "item_names") -> Option
     twice = [v for v, c in counts.items() if c > 1]
     if twice:
         raise ValueError(f"{argument} names an item twice ({_shown(twice)}); item names must be unique")
-    kinds = {id_kind(v) for v in plain}
-    if {"text", "number"} <= kinds:
-        text = next(v for v in plain if id_kind(v) == "text")
-        number = next(v for v in plain if id_kind(v) == "number")
-        raise ValueError(
-            f"{argument} mixes text and numbers (e.g. {text!r} and {number!r}); ids are compared as given, "
-            "so 0 and '0' would be different items that print alike: make them all text or all numbers"
-        )
+    refuse_mixed_ids(plain, argument, "items")
     arr.setflags(write=False)
     return arr
+
+
+def refuse_mixed_ids(ids: Sequence[Any], argument: str, what: str) -> None:
+    """A ValueError naming ``argument`` when ``ids`` mix text and numbers: ids are compared as
+    given, so ``0`` and ``"0"`` would be two ``what`` (items, chains) that print alike."""
+    kinds = {id_kind(v) for v in ids}
+    if {"text", "number"} <= kinds:
+        text = next(v for v in ids if id_kind(v) == "text")
+        number = next(v for v in ids if id_kind(v) == "number")
+        raise ValueError(
+            f"{argument} mixes text and numbers (e.g. {text!r} and {number!r}); ids are compared as given, "
+            f"so 0 and '0' would be different {what} that print alike: make them all text or all numbers"
+        )
 
 
 def _is_default_range(index: Any) -> bool:
