@@ -1,7 +1,7 @@
 // Runtime choice of the instruction set for the compute-bound scores. The build takes no -march
 // flag, so that a wheel runs on any x86-64 CPU: the kernels are compiled once per path, the wider
 // ones under __attribute__((target(...))). No path needs AVX-512: its kernels gained too little over
-// AVX2 to keep code that half of the machines cannot run (docs/performance.md).
+// AVX2 to keep code that half of the machines cannot run (CHANGELOG.md, earlier rounds).
 //
 // Every path gives the same bits: each SIMD lane is a different candidate slot, so a slot's
 // sums are accumulated in the same order as on the baseline path, and the build passes
