@@ -3,7 +3,9 @@
 # sources (what `pip install .` compiles), and (b) the rebuild after touching one scorer header
 # (cpp/include/salsox/omari_scorer.hpp, scores_omari.hpp before issue 38's scorer types),
 # reusing (a)'s build directory. Prints wall and CPU
-# seconds (user + system, the compiler's children included) for each.
+# seconds (user + system, the compiler's children included) for each, and each translation
+# unit's share of the fresh build's CPU (the compiler run under /usr/bin/time through CMake's
+# compiler launcher), largest first.
 #
 #   tools/time_build.sh [REF ...]
 #
@@ -29,12 +31,28 @@ timed() {  # timed LABEL CMD...: runs CMD, prints "LABEL wall cpu"
   printf '%-28s %8.1f s wall %8.1f s CPU\n' "$label" "$wall" "$(echo "$user + $sys" | bc)"
 }
 
+# Runs a compile command, appending "user system source" to $SALSOX_UNIT_TIMES.
+launcher="$root/launcher"
+cat >"$launcher" <<'LAUNCH'
+#!/usr/bin/env bash
+src=$(printf '%s\n' "$@" | grep -m1 -E '\.cpp$' || echo link)
+exec /usr/bin/time -a -o "$SALSOX_UNIT_TIMES" -f "%U %S $(basename "$src")" "$@"
+LAUNCH
+chmod +x "$launcher"
+
+units() {  # units FILE: each unit's CPU seconds and share of the total, largest first
+  awk '{cpu[$3] += $1 + $2; total += $1 + $2} END {for (u in cpu) printf "  %-32s %7.1f s CPU %5.1f%%\n", u, cpu[u], 100 * cpu[u] / total}' "$1" | sort -k2 -rn
+}
+
 measure() {  # measure NAME SRC
   local name=$1 src=$2
-  (cd "$src" && timed "$name fresh build" "$PYTHON" -m pip wheel --no-build-isolation --no-deps -q . -w "$src/dist")
+  export SALSOX_UNIT_TIMES="$src.units"
+  (cd "$src" && CMAKE_ARGS="-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher" timed "$name fresh build" "$PYTHON" -m pip wheel --no-build-isolation --no-deps -q . -w "$src/dist")
+  units "$SALSOX_UNIT_TIMES"
   local header="$src/cpp/include/salsox/omari_scorer.hpp"
   [ -e "$header" ] || header="$src/cpp/include/salsox/scores_omari.hpp"
   touch "$header"
+  export SALSOX_UNIT_TIMES="$src.rebuild-units"
   (cd "$src" && timed "$name rebuild (one header)" "$PYTHON" -m pip wheel --no-build-isolation --no-deps -q . -w "$src/dist")
 }
 

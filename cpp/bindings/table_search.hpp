@@ -82,7 +82,5 @@ SearchResult search_tables(const CompactDraws& draws, const Loss& loss, std::int
 // instantiations of each unit: X(Label, Count) for each.
 #define SALSOX_FOR_TABLES(X)                                                                                       \
   X(std::uint8_t, std::uint8_t)                                                                                   \
-  X(std::uint8_t, std::uint16_t)                                                                                  \
   X(std::uint8_t, std::int32_t)                                                                                   \
-  X(std::uint16_t, std::uint16_t)                                                                                 \
   X(std::uint16_t, std::int32_t)

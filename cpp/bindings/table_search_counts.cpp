@@ -25,7 +25,6 @@ SearchResult table_search_counts(const CompactDraws& draws, const CountLoss& los
   template SearchResult table_search_counts<Count>(const CompactDraws&, const CountLoss&, std::int32_t,           \
                                                    const EngineOptions&, const SearchOptions&, Monitor);
 SALSOX_SEARCH(std::uint8_t)
-SALSOX_SEARCH(std::uint16_t)
 SALSOX_SEARCH(std::int32_t)
 
 }  // namespace salsox::bindings

@@ -42,7 +42,6 @@ std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLos
                                                       const std::vector<std::int32_t>&, std::int32_t,            \
                                                       std::int64_t, bool);
 SALSOX_SEARCH(std::uint8_t)
-SALSOX_SEARCH(std::uint16_t)
 SALSOX_SEARCH(std::int32_t)
 
 }  // namespace salsox::bindings

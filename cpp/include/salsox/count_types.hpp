@@ -16,11 +16,13 @@ struct NoVisit {
   void operator()(A...) const {}
 };
 
-// Calls f(Count{}) with the narrowest count type that holds counts up to n.
+// Calls f(Count{}) with the count type of tables of n items: 8 bits up to 255 items (the
+// tables of the usual problems stay in L1), 32 bits beyond. No 16-bit width: a row of up to 16
+// slots is one cache line at either width, and each width is a set of instantiations of every
+// scorer and search to compile.
 template <class F>
 decltype(auto) with_count_type(std::int64_t n, F&& f) {
   if (n <= std::numeric_limits<std::uint8_t>::max()) return f(std::uint8_t{});
-  if (n <= std::numeric_limits<std::uint16_t>::max()) return f(std::uint16_t{});
   return f(std::int32_t{});
 }
 
