@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -137,8 +138,9 @@ void bind_countsum(py::module_& m) {
   m.def(
       "countsum_scores",
       [](const CompactDraws& draws, const CountSumLoss& loss, const CArray<std::int32_t>& labels, std::int64_t item,
-         bool allocated) {
+         bool allocated, const std::optional<EngineOptions>& given) {
         check_loss(draws, loss);
+        const EngineOptions engine = given ? *given : EngineOptions::from_env();
         const std::int64_t n = draws.n();
         if (labels.ndim() != 1 || labels.shape(0) != n) throw std::invalid_argument("labels must have n entries");
         if (item < 0 || item >= n) throw std::invalid_argument("item must be in 0..n-1");
@@ -149,14 +151,15 @@ void bind_countsum(py::module_& m) {
           q = std::max(q, x + 1);
         }
         const std::vector<double> out = with_count_type(n, [&](auto count) {
-          return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated);
+          return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated, engine);
         });
         return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("labels"), py::arg("item"), py::arg("allocated") = true,
+      py::arg("engine") = py::none(),
       "The search's scores of `item` (for tests): the sum over draws of the formula with the item moved to "
       "each slot 0..q (q: a new cluster), from the partition `labels`; with allocated=False the item is "
-      "taken out first and scored as unallocated.");
+      "taken out first and scored as unallocated; engine: an _core.EngineOptions (None: the environment's).");
 
   def_salso<const CompactDraws&, const CountSumLoss&>(
       m, "salso_countsum", "SALSO search minimising the mean over draws of a count-sum formula.",

@@ -18,11 +18,11 @@ SearchResult table_search_countsum(const CompactDraws& draws, const CountSumLoss
 template <class Count>
 std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLoss& loss,
                                     const std::vector<std::int32_t>& labels, std::int32_t q, std::int64_t item,
-                                    bool allocated) {
+                                    bool allocated, const EngineOptions& engine) {
   std::vector<double> out;
   visit_for_count<Count>(draws, [&](auto v) {
     using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-    CountSumState<Label, Count> state(v, loss, q + 1);
+    CountSumState<Label, Count> state(v, loss, q + 1, engine);
     state.rebuild(labels);
     if (!allocated) state.remove(item);
     out.assign(static_cast<std::size_t>(state.slots()) + 1, 0.0);
@@ -40,7 +40,7 @@ std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLos
                                                      const EngineOptions&, const SearchOptions&, Monitor);       \
   template std::vector<double> countsum_scores<Count>(const CompactDraws&, const CountSumLoss&,                   \
                                                       const std::vector<std::int32_t>&, std::int32_t,            \
-                                                      std::int64_t, bool);
+                                                      std::int64_t, bool, const EngineOptions&);
 SALSOX_SEARCH(std::uint8_t)
 SALSOX_SEARCH(std::uint16_t)
 SALSOX_SEARCH(std::int32_t)

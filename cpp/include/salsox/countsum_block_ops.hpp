@@ -44,6 +44,6 @@ struct CsBlockOps {
 
 // The operations compiled for `path` (baseline or AVX2): every
 // operation is elementwise IEEE arithmetic, so every path gives the same bits.
-const CsBlockOps& cs_block_ops(SimdPath path);
+const CsBlockOps& cs_block_ops(SimdPath path, bool row_widths);
 
 }  // namespace salsox

@@ -170,7 +170,7 @@ void CountSumState<Label, Count>::score_dense(std::int64_t i, std::int32_t old, 
         double* o = jit ? jit_.cells[v].data() : pool_[full_of_[v]].data();
         bool gathered = false;
 #if SALSOX_SIMD_X86
-        if (simd_ != SimdPath::Baseline) {
+        if (simd_ != SimdPath::Baseline && row_widths_) {
           if (cell_is_count_[x.a] && Q <= kMaxRowWidth) {
             const double* S = cell_.data() + x.a * d_.H + h0;
             cs_with_row_width(Q, [&](auto W) {

@@ -32,7 +32,9 @@ class CountSumState {
 
   CountSumState(const DrawsView<Label>& draws, const CountSumLoss& loss, std::int32_t max_clusters,
                 const EngineOptions& opts = EngineOptions::from_env(false))
-      : d_(draws), loss_(loss), table_(draws, max_clusters), simd_(opts.simd), ops_(cs_block_ops(opts.simd)) {
+      : d_(draws), loss_(loss), table_(draws, max_clusters), simd_(opts.simd),
+        ops_(cs_block_ops(opts.simd, opts.countsum_row_widths)), row_widths_(opts.countsum_row_widths),
+        sparse_(opts.countsum_sparse && !loss.terms.empty()) {
     for (int w = 0; w < 3; ++w) {
       for (const auto& t : loss_.g[w]) {
         std::vector<double> diff(t.size() - 1);
@@ -69,7 +71,7 @@ class CountSumState {
     bcast_of_.assign(V, -1);
     tile_of_.assign(V, -1);
     outer_.assign(V, 0);
-    fuse_ = cs_fuse_plan(loss_);
+    fuse_ = opts.countsum_fused ? cs_fuse_plan(loss_) : std::vector<CsFused>(V);
     folded_.assign(V, 0);
     for (const CsFused& f : fuse_)
       if (f.kind != kFuseNone) folded_[f.inner] = 1;
@@ -128,8 +130,8 @@ class CountSumState {
       }
     }
     assign_pool();
-    if (!loss_.terms.empty()) prepare_sparse();
-    jit_.prepare(loss_, block_elems_, kMaxRowWidth, drawv_, slotv_);
+    if (sparse_) prepare_sparse();
+    if (opts.countsum_jit) jit_.prepare(loss_, block_elems_, kMaxRowWidth, drawv_, slotv_);
     acc_.assign(static_cast<std::size_t>(slots + kMaxRowWidth), 0.0);  // slack: see cs_acc_rows
     rows_.assign(draw_elems_, nullptr);
     rows_next_.assign(draw_elems_, nullptr);
@@ -367,7 +369,7 @@ class CountSumState {
       }
     }
     const std::int64_t Bd = std::max<std::int64_t>(1, std::min<std::int64_t>(d_.H, block_elems_ / Q));
-    if (!loss_.terms.empty() && jit_.fn == nullptr) {
+    if (sparse_ && jit_.fn == nullptr) {
       score_sparse(i, old, std::max<std::int64_t>(1, std::min({d_.H, kSparseDraws, list_cap_ / std::max(1, q)})), out);
       return;
     }
@@ -452,6 +454,7 @@ class CountSumState {
   CountTable<Label, Count> table_;
   SimdPath simd_;           // the path of the dense and sparse scores (simd.hpp)
   const CsBlockOps& ops_;  // the formula's node operations compiled for that path
+  bool row_widths_, sparse_;  // EngineOptions::countsum_row_widths, countsum_sparse (a separable formula)
   std::vector<std::vector<double>> diff_[3];  // g(x + 1) - g(x), by kind and sum
   std::vector<bool> cell_is_count_;           // by cell sum: diff_[0][j][x] == x for every x
   std::int32_t n_cell_ = 0, n_est_ = 0, n_draw_ = 0;
