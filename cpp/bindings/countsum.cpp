@@ -32,8 +32,7 @@ using NodeSpec = std::tuple<std::string, std::int32_t, std::int32_t, std::int32_
 
 CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector<std::vector<double>> cell,
                            std::vector<std::vector<double>> estimate, std::vector<std::vector<double>> draw,
-                           const std::vector<NodeSpec>& nodes, std::int32_t result,
-                           const std::vector<std::pair<std::int32_t, std::int32_t>>& terms) {
+                           const std::vector<NodeSpec>& nodes, std::int32_t result) {
   if (n < 1) throw std::invalid_argument("n must be >= 1");
   CountSumLoss L;
   L.label = label;
@@ -48,7 +47,6 @@ CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector
   }
   for (const auto& [op, a, b, c, value] : nodes) L.nodes.push_back(CsNode{cs_parse_op(op), a, b, c, value});
   L.result = result;
-  L.terms = terms;
   L.finalise();
   return L;
 }
@@ -63,11 +61,8 @@ void bind_countsum(py::module_& m) {
   py::class_<CountSumLoss>(m, "CountSumLoss")
       .def(py::init(&make_countsum), py::arg("label"), py::arg("n"), py::arg("cell"), py::arg("estimate"),
            py::arg("draw"), py::arg("nodes"), py::arg("result"),
-           py::arg("terms") = std::vector<std::pair<std::int32_t, std::int32_t>>{},
            "A compiled count-sum formula: tables g(0..n) per sum, nodes (op, a, b, c, value) in "
-           "topological order, and optionally its separable form in the zero cells, (coefficient, "
-           "atom) node pairs.")
-      .def_property_readonly("sparse", [](const CountSumLoss& L) { return !L.terms.empty(); })
+           "topological order.")
       .def_property_readonly("n", [](const CountSumLoss& L) { return L.n; })
       .def_property_readonly("label", [](const CountSumLoss& L) { return L.label; })
       .def_property_readonly(

@@ -282,7 +282,6 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("cell_lanes", &EngineOptions::cell_lanes)
       .def_readwrite("binder_unrolled", &EngineOptions::binder_unrolled)
       .def_readwrite("countsum_jit", &EngineOptions::countsum_jit)
-      .def_readwrite("countsum_sparse", &EngineOptions::countsum_sparse)
       .def_readwrite("countsum_fused", &EngineOptions::countsum_fused)
       .def_readwrite("countsum_row_widths", &EngineOptions::countsum_row_widths);
 

@@ -233,14 +233,6 @@ struct CsBlockLoops {
     });
   }
 
-  static void indexed(CsOp op, std::int64_t len, const double* a, const std::int32_t* ia, const double* b,
-                      const std::int32_t* ib, double* out) {
-    cs_binary_functor(op, [&](auto g) {
-      for (std::int64_t l = 0; l < len; ++l) out[l] = g(a[ia[l]], b[ib[l]]);
-      return 0;
-    });
-  }
-
   static void accumulate(std::int64_t nb, std::int64_t Q, const double* f, double* acc, const CsOp* op, double s,
                          bool scalar_left) {
     if (op == nullptr) return cs_accumulate<kRows>(nb, Q, f, acc, [](double x) { return x; });
@@ -265,10 +257,9 @@ struct CsAvx2<F> {
 template <bool kRows>
 const CsBlockOps& cs_block_ops_for(SimdPath path) {
   using L = CsBlockLoops<kRows>;
-  static const CsBlockOps baseline{&L::node, &L::outer, &L::indexed, &L::accumulate};
+  static const CsBlockOps baseline{&L::node, &L::outer, &L::accumulate};
 #if SALSOX_SIMD_X86
-  static const CsBlockOps avx2{&CsAvx2<&L::node>::run, &CsAvx2<&L::outer>::run, &CsAvx2<&L::indexed>::run,
-                               &CsAvx2<&L::accumulate>::run};
+  static const CsBlockOps avx2{&CsAvx2<&L::node>::run, &CsAvx2<&L::outer>::run, &CsAvx2<&L::accumulate>::run};
   if (path != SimdPath::Baseline) return avx2;
 #endif
   (void)path;

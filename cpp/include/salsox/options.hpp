@@ -24,11 +24,9 @@ struct EngineOptions {
   // against). No environment variable: only a test sets it, through this struct.
   bool binder_unrolled = true;
   // The count-sum scores' paths (countsum_*.hpp), no environment variable either: the formula's
-  // llvmlite kernel when the loss carries one, against the node loops; a separable formula's
-  // sparse scores over nonzero cells, against the dense ones; fused node pairs, against one
-  // node a loop; rows of fixed width 4, 8, 16 or 32, against loops of the runtime width.
+  // llvmlite kernel when the loss carries one, against the node loops; fused node pairs, against
+  // one node a loop; rows of fixed width 4, 8, 16 or 32, against loops of the runtime width.
   bool countsum_jit = true;
-  bool countsum_sparse = true;
   bool countsum_fused = true;
   bool countsum_row_widths = true;
 
