@@ -16,11 +16,11 @@ the number of runs timed); their expected loss is then the best of the runs time
 Count-sum losses (CountSumLoss formulas, evaluated natively by the engine) are timed against
 the built-in loss they are compared with in the issue: "jaccard" and "fowlkes-mallows" (from
 the example plugin package) against the built-in omARI (same pair counts, a different
-formula), and NVI written as a count sum ("nvi-countsum", sparse scores; "nvi-countsum-dense"
-with a clamp that makes it dense) against the built-in NVI. Target: within 1.5x. "synthetic"
-is a draw set of 1,000 items x 500 draws (benchmarks/synthetic.py). With llvmlite installed
-(salsox[jit]) the formulas are compiled to machine code and every one is scored densely; set
-SALSOX_JIT=off to time the engine's node loops instead. The last line says which ran.
+formula), and NVI written as a count sum ("nvi-countsum"; "nvi-countsum-dense" with a clamp
+that is never active) against the built-in NVI. Target: within 1.5x. "synthetic" is a draw set
+of 1,000 items x 500 draws (benchmarks/synthetic.py). With llvmlite installed (salsox[jit]) the
+formulas are compiled to machine code; without it the engine's node loops run them
+(benchmarks/bench_ablation.py --countsum times both in one build). The last line says which ran.
 
 Needs the example plugins installed:
     pip install ./plugins/salsox-example-losses ./plugins/salsox-hclust-init
@@ -74,9 +74,8 @@ def _xlog2x(counts: np.ndarray, n: int) -> np.ndarray:
     return c * np.log2(np.maximum(c, 1.0))
 
 
-# The built-in NVI as a count-sum formula (entropies clamped at 0, as the built-in does). Affine
-# in the estimate's entropy, it gets the sparse scores; the same with the (never active) clamp
-# at 0 around it is scored densely, every draw x cluster.
+# The built-in NVI as a count-sum formula (entropies clamped at 0, as the built-in does), and the
+# same with a (never active) clamp at 0 around it.
 _HD, _HE, _HJ = "max(0, log2(n) - D / n)", "max(0, log2(n) - E / n)", "max(0, log2(n) - J / n)"
 _ENTROPY_SUMS = {"J": ("cell", _xlog2x), "E": ("estimate", _xlog2x), "D": ("draw", _xlog2x)}
 NVI_COUNTSUM = CountSumLoss(
@@ -96,7 +95,7 @@ def _compiler() -> str:
     from salsox.engine import countsum_jit
 
     if not countsum_jit.kernel_available():
-        return f"the engine's node loops (SALSOX_JIT={countsum_jit.jit_mode()}, or llvmlite not installed)"
+        return "the engine's node loops (llvmlite not installed)"
     import llvmlite
 
     return f"compiled with llvmlite {llvmlite.__version__} (salsox[jit])"

@@ -420,67 +420,16 @@ def test_count_sum_search_honours_the_cluster_cap_and_initializers(galaxy):
 
 
 # ---------------------------------------------------------------------------------------------
-# Sparse scores: formulas affine in the estimate's terms
+# NVI as a count sum, and spellings of it with the same values in every cell
 # ---------------------------------------------------------------------------------------------
 
-NVI_UNCLAMPED = CountSumLoss("nvi-sparse", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HD} + {HE} - {HJ}) / {HJ})")
-# The same values in every cell (x - (0 - y) is x + y exactly), with the draw and estimate
-# entropies combined by a subtraction, draw operand first and estimate operand first: the
-# sparse scores read such a node straight through each nonzero cell's draw and slot.
+NVI_UNCLAMPED = CountSumLoss("nvi-unclamped", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HD} + {HE} - {HJ}) / {HJ})")
+# x - (0 - y) is x + y exactly: the draw and estimate entropies combined by a subtraction, draw
+# operand first and estimate operand first.
 NVI_SPELLINGS = [
     CountSumLoss("nvi-draw-first", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HD} - (0 - {HE}) - {HJ}) / {HJ})"),
     CountSumLoss("nvi-slot-first", ENTROPY, f"where({HJ} <= {TINY}, 0, 1 - ({HE} - (0 - {HD}) - {HJ}) / {HJ})"),
 ]
-# A separable form of one term (no estimate sum), and of three (two estimate sums): VI + Binder.
-SQUARES = {"X": ("cell", square), "P": ("estimate", square), "Q": ("draw", square)}
-ONE_TERM = CountSumLoss("draw-cells", ENTROPY, "(D - J) / n")
-THREE_TERMS = CountSumLoss("vi-binder", {**ENTROPY, **SQUARES}, "(D + E - 2 * J) / n + (Q + P - 2 * X) / (n * n)")
-
-
-def dense_twin(loss: CountSumLoss) -> CountSumLoss:
-    """The same loss scored densely (every draw x cluster), without its separable form."""
-    twin = CountSumLoss(loss.name, dict(loss.sums), loss.formula, params=loss.params)
-    twin._terms, twin._all_nodes = [], twin._nodes
-    return twin
-
-
-def test_separable_formulas_are_recognised():
-    assert NVI_UNCLAMPED._terms and BUILTIN_TWINS["VI"]._terms and BUILTIN_TWINS["binder"]._terms
-    # A ratio with the estimate in the denominator, or a clamp around it, is not separable.
-    for loss in (JACCARD, FOWLKES, BUILTIN_TWINS["omARI"], BUILTIN_TWINS["NID"], BUILTIN_TWINS["NVI"]):
-        assert loss._terms == []
-    # A formula without cells needs no sparse scores.
-    assert CountSumLoss("d", PAIRS, "abs(A - B)")._terms == []
-
-
-def test_separable_forms_have_the_terms_the_sparse_paths_need():
-    assert len(ONE_TERM._terms) == 1 and len(THREE_TERMS._terms) == 3
-    assert all(len(x._terms) == 2 for x in [NVI_UNCLAMPED, *NVI_SPELLINGS])
-    # The separable form's own 0 and 1 constants are folded: x + 0, x * 1, x / 1 never run
-    # (these formulas have no such operation of their own).
-    for loss in (NVI_UNCLAMPED, THREE_TERMS):
-        nodes = loss._all_nodes
-        zero = {k for k, x in enumerate(nodes) if x[0] == "const" and x[4] == 0.0}
-        one = {k for k, x in enumerate(nodes) if x[0] == "const" and x[4] == 1.0}
-        for k, (op, a, b, _, _) in enumerate(nodes[len(loss._nodes):], len(loss._nodes)):
-            assert not (op in ("add", "sub") and b in zero), (loss.name, k)
-            assert not (op == "add" and a in zero), (loss.name, k)
-            assert not (op in ("mul", "div") and b in one), (loss.name, k)
-            assert not (op == "mul" and a in one), (loss.name, k)
-
-
-@pytest.mark.parametrize("loss", [NVI_UNCLAMPED, BUILTIN_TWINS["VI"], BUILTIN_TWINS["binder"], *NVI_SPELLINGS,
-                                  ONE_TERM, THREE_TERMS], ids=lambda x: x.name)
-def test_sparse_scores_search_as_the_dense_ones(loss, galaxy):
-    sparse = salsox.salso(galaxy, loss, n_runs=8, seed=3, n_jobs=1)
-    dense = salsox.salso(galaxy, dense_twin(loss), n_runs=8, seed=3, n_jobs=1)
-    np.testing.assert_array_equal(sparse.labels, dense.labels)
-    assert sparse.expected_loss == dense.expected_loss
-    # Every run went the same way, from sequential and random starts.
-    assert {r["initialization"] for r in sparse.info["runs"]} == {"sequential", "random"}
-    np.testing.assert_allclose([r["loss"] for r in sparse.info["runs"]], [r["loss"] for r in dense.info["runs"]],
-                               rtol=1e-12)
-    assert [r["scans"] for r in sparse.info["runs"]] == [r["scans"] for r in dense.info["runs"]]
 
 
 @pytest.mark.parametrize("loss", [JACCARD, NVI_UNCLAMPED], ids=lambda x: x.name)
@@ -495,7 +444,7 @@ def test_rows_narrowed_after_random_starts_keep_their_counts(loss):
     assert best["loss"] == pytest.approx(float(salsox.partition_loss(est.labels, draws, loss)), rel=1e-12)
 
 
-def test_sparse_nvi_matches_the_builtin_nvi(iris):
+def test_countsum_nvi_matches_the_builtin_nvi(iris):
     est = random_estimates(iris.n_items, 6, seed=4)
     np.testing.assert_allclose(salsox.partition_loss(est, iris, NVI_UNCLAMPED),
                                salsox.partition_loss(est, iris, "NVI"), rtol=1e-12)
@@ -506,23 +455,12 @@ def test_sparse_nvi_matches_the_builtin_nvi(iris):
 
 
 @pytest.mark.parametrize("loss", NVI_SPELLINGS, ids=lambda x: x.name)
-def test_sparse_spellings_score_bit_for_bit_as_the_plain_formula(loss, galaxy):
+def test_nvi_spellings_score_bit_for_bit_as_the_plain_formula(loss, galaxy):
     found = salsox.salso(galaxy, loss, n_runs=6, seed=4, n_jobs=1)
     ref = salsox.salso(galaxy, NVI_UNCLAMPED, n_runs=6, seed=4, n_jobs=1)
     assert [(r["loss"], r["scans"], r["zealous_accepts"]) for r in found.info["runs"]] == [
         (r["loss"], r["scans"], r["zealous_accepts"]) for r in ref.info["runs"]]
     np.testing.assert_array_equal(found.labels, ref.labels)
-
-
-@pytest.mark.parametrize("loss", [NVI_UNCLAMPED, THREE_TERMS], ids=lambda x: x.name)
-def test_sparse_scores_give_the_same_bits_on_every_simd_path(loss, galaxy, monkeypatch):
-    found = {}
-    for path in salsox._core.simd_paths():
-        monkeypatch.setenv("SALSOX_SIMD", path)
-        est = salsox.salso(galaxy, loss, n_runs=6, seed=7, n_jobs=1)
-        found[path] = ([(float(r["loss"]).hex(), r["scans"], r["zealous_accepts"]) for r in est.info["runs"]],
-                       est.labels.tolist())
-    assert all(v == found["baseline"] for v in found.values()), list(found)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 compiled once per instruction set, and every path must give the same bits, run by run (each
 run's expected loss as float.hex, labels, scans and zealous counts), so that a difference in
 any score, not only in the best run, shows. The formulas cover every node kind the dense
-blocks run (outer combinations, fused pairs, sqrt, libm calls, comparisons, where)."""
+blocks run (outer combinations, fused pairs, sqrt, libm calls, comparisons, where). Each
+path is forced through the options struct (_core.EngineOptions), never the environment, and
+compared with the portable one: baseline instructions, node loops (no llvmlite kernel), no
+fused pairs, rows of the runtime width."""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ LOSSES = [
     # accumulation loop applies (the constant on the right; Fowlkes-Mallows has it on the left).
     CountSumLoss("scaled-d", PAIRS, "(A + B - 2 * X) * (1 / sqrt(1 + A * B + X)) * 0.5"),
     # a - p / q fused with a per-draw array a (the pairs of the draw the estimate splits, as a
-    # share of 1 + A; X <= A), guarded by A + B so that it has no separable form (dense scores).
+    # share of 1 + A; X <= A), guarded by A + B.
     CountSumLoss("subdiv-d", PAIRS, "where(A + B == 0, 0, A / (1 + A) - X / (1 + A))"),
     CountSumLoss("nmi-sqrt-d", ENTROPY,
                  f"where(max({HD}, {HE}) <= 1e-12, 0, where(min({HD}, {HE}) <= 1e-12, 1, "
@@ -47,58 +50,71 @@ LOSSES = [
 ]
 
 
-def _record(x: np.ndarray, loss: CountSumLoss, max_clusters: int, n_runs: int, seed: int) -> List[Dict[str, Any]]:
+# The count-sum paths of EngineOptions, all off: the portable path every other is compared with.
+PORTABLE: Dict[str, Any] = dict(simd="baseline", countsum_jit=False, countsum_fused=False, countsum_row_widths=False)
+PATHS = ["countsum_fused", "countsum_row_widths"]
+
+
+def engine_with(**settings: Any) -> Any:
+    """The portable path with `settings` changed (the options struct, not the environment)."""
+    engine = _core.EngineOptions()
+    for name, value in {**PORTABLE, **settings}.items():
+        setattr(engine, name, value)
+    return engine
+
+
+def settings_to_compare() -> List[Dict[str, Any]]:
+    """Each SIMD path with each node-loop path on alone, and with all of them on."""
+    out = []
+    for simd in _core.simd_paths():
+        out += [dict(simd=simd)] + [{"simd": simd, p: True} for p in PATHS]
+        out.append(dict(simd=simd, **{p: True for p in PATHS}))
+    return out[1:]  # the first is the portable path itself
+
+
+def _record(x: np.ndarray, loss: CountSumLoss, max_clusters: int, n_runs: int, seed: int,
+            engine: Any) -> List[Dict[str, Any]]:
     draws = _core.CompactDraws(np.ascontiguousarray(x, dtype=np.int32))
     compiled = loss._count_loss(draws.n)
-    assert not compiled.sparse  # these run the dense scores
-    raw = _core.salso_countsum(draws, compiled, max_clusters, n_runs, seed=seed, **OPTIONS)
+    raw = _core.salso_countsum(draws, compiled, max_clusters, n_runs, seed=seed, engine=engine, **OPTIONS)
     runs = [{key: (float(v).hex() if key == "loss" else v) for key, v in r.items() if key not in ("seconds", "threads")}
             for r in raw["runs"]]
     return runs + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
 
 
 @pytest.mark.parametrize("loss", LOSSES, ids=[x.name for x in LOSSES])
-def test_every_path_gives_the_same_runs(loss: CountSumLoss, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = _core.simd_paths()
+def test_every_path_gives_the_same_runs(loss: CountSumLoss) -> None:
     # Blocks of one draw (many slots) and of many draws, cluster caps that bind and do not.
     problems = [(np.asarray(load_draws("iris")[:300]), 20, 3), (np.asarray(load_draws("galaxy")[:400]), 20, 3),
                 (_random_draws(2, n=70, k=20), 40, 2)]
     for x, cap, runs in problems:
-        found = {}
-        for path in paths:
-            monkeypatch.setenv("SALSOX_SIMD", path)
-            found[path] = _record(x, loss, cap, runs, seed=7)
-        for path in paths[1:]:
-            assert found[path] == found["baseline"], (loss.name, path)
+        want = _record(x, loss, cap, runs, seed=7, engine=engine_with())
+        for setting in settings_to_compare():
+            assert _record(x, loss, cap, runs, seed=7, engine=engine_with(**setting)) == want, (loss.name, setting)
 
 
 @pytest.mark.parametrize("H, n, k, cap", [(40, 300, 24, 30), (3, 66000, 3, 6)])
-def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int, cap: int,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_path_gives_the_same_runs_with_wider_counts(H: int, n: int, k: int, cap: int) -> None:
     # Tables count in 8 bits up to 255 items, 16 bits up to 65,535 and 32 bits beyond; the AVX2
     # gather of a pair-count cell sum reads the counts as vectors of each width, in rows of up
     # to 32 slots (a cap of 30 reaches them).
     x = _random_draws(5, H=H, n=n, k=k)
     loss = LOSSES[0]  # Jaccard: its cell sum's increment is the count itself
-    found = {}
-    for path in _core.simd_paths():
-        monkeypatch.setenv("SALSOX_SIMD", path)
-        found[path] = _record(x, loss, cap, 2, seed=1)
-    assert all(runs == found["baseline"] for runs in found.values())
+    want = _record(x, loss, cap, 2, seed=1, engine=engine_with())
+    for setting in settings_to_compare():
+        assert _record(x, loss, cap, 2, seed=1, engine=engine_with(**setting)) == want, setting
 
 
-@pytest.mark.parametrize("jit", ["off", "auto"])
-def test_scores_are_the_formula_of_the_moved_partitions(jit: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The score of every candidate slot, on every path, is H times the expected loss of the
-    # partition with the item moved there, each draw's formula evaluated on its own: by the
-    # engine's node loops (SALSOX_JIT=off; with llvmlite installed the compiled kernel takes the
-    # dense scores otherwise) and by whatever SALSOX_JIT picks by default.
-    monkeypatch.setenv("SALSOX_JIT", jit)
+def test_scores_are_the_formula_of_the_moved_partitions() -> None:
+    # The score of every candidate slot is H times the expected loss of the partition with the
+    # item moved there, each draw's formula evaluated on its own, on the portable path; every
+    # other path (the llvmlite kernel included) gives the portable path's bits.
     x = np.asarray(load_draws("galaxy")[:150])
     draws = salsox.Draws(x)
     rng = np.random.default_rng(3)
     labels = rng.integers(0, 5, draws.n_items).astype(np.int32)
     labels = np.unique(labels, return_inverse=True)[1].astype(np.int32)
+    settings = settings_to_compare() + [dict(simd=p, countsum_jit=True) for p in _core.simd_paths()]
     for loss in LOSSES:
         compiled = loss._count_loss(draws.n_items)
         for item, allocated in ((0, True), (7, True), (81, True), (7, False)):
@@ -106,14 +122,13 @@ def test_scores_are_the_formula_of_the_moved_partitions(jit: str, monkeypatch: p
             moved = np.repeat(labels[None, :], q + 1, axis=0)
             moved[:, item] = np.arange(q + 1)
             want = salsox.partition_loss(moved, draws, loss) * draws.n_draws
-            by_path = {}
-            for path in _core.simd_paths():
-                monkeypatch.setenv("SALSOX_SIMD", path)
-                got = np.asarray(_core.countsum_scores(draws._core, compiled, labels, item, allocated))
-                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9, err_msg=f"{loss.name} {path} {item}")
-                by_path[path] = [float(v).hex() for v in got]
-            # Bit for bit the same on every path (a last-bit difference would not show above).
-            assert all(v == by_path["baseline"] for v in by_path.values()), (loss.name, item)
+            portable = _core.countsum_scores(draws._core, compiled, labels, item, allocated, engine=engine_with())
+            np.testing.assert_allclose(portable, want, rtol=1e-12, atol=1e-9, err_msg=f"{loss.name} {item}")
+            for setting in settings:
+                engine = engine_with(**setting)
+                got = _core.countsum_scores(draws._core, compiled, labels, item, allocated, engine=engine)
+                # Bit for bit (a last-bit difference would not show above).
+                assert [float(v).hex() for v in got] == [float(v).hex() for v in portable], (loss.name, item, setting)
 
 
 def _runs(x: np.ndarray, loss: CountSumLoss, max_clusters: int, n_runs: int, n_jobs: int = 1) -> List[Dict[str, Any]]:
@@ -125,11 +140,11 @@ def _runs(x: np.ndarray, loss: CountSumLoss, max_clusters: int, n_runs: int, n_j
     return runs + [{"best": raw["best"], "labels": np.asarray(raw["labels"]).tolist()}]
 
 
-@pytest.mark.parametrize("name", ["fm-d", "nvi-sparse"])
+@pytest.mark.parametrize("name", ["fm-d", "nvi-unclamped"])
 def test_a_helping_thread_gives_the_same_runs(name: str) -> None:
     from test_countsum import NVI_UNCLAMPED
 
-    loss = NVI_UNCLAMPED if name == "nvi-sparse" else next(x for x in LOSSES if x.name == name)
+    loss = NVI_UNCLAMPED if name == "nvi-unclamped" else next(x for x in LOSSES if x.name == name)
     problems = [(np.asarray(load_draws("galaxy")[:1200]), 20, 3), (_random_draws(2, n=70, k=20), 40, 2)]
     for x, cap, runs in problems:
         assert _runs(x, loss, cap, runs, n_jobs=2) == _runs(x, loss, cap, runs), name

@@ -42,7 +42,7 @@ def roots(nodes):
 
 
 def test_the_root_of_a_cluster_sum_times_a_draw_sum_is_taken_apart():
-    nodes, result, terms = factor_square_roots(FOWLKES._all_nodes, FOWLKES._result, FOWLKES._terms, ALL_EXACT)
+    nodes, result = factor_square_roots(FOWLKES._nodes, FOWLKES._result, ALL_EXACT)
     assert sorted(roots(nodes)) == ["draw", "estimate"]
     assert ops(nodes).count("mul") == 2  # A * B stays for the guard, plus the product of the roots
     # Nothing unused is left for the engine to evaluate, and the order is topological.
@@ -50,31 +50,29 @@ def test_the_root_of_a_cluster_sum_times_a_draw_sum_is_taken_apart():
     assert set(range(len(nodes))) - used == {result}
     assert all(u < k for k, (op, a, b, c, _) in enumerate(nodes) if op not in ("estimate", "draw", "cell")
                for u in (a, b, c))
-    assert terms == []
     # The hand-written form compiles to the same nodes.
-    apart = factor_square_roots(FOWLKES_APART._all_nodes, FOWLKES_APART._result, [], ALL_EXACT)
-    assert (nodes, result) == apart[:2]
+    assert (nodes, result) == factor_square_roots(FOWLKES_APART._nodes, FOWLKES_APART._result, ALL_EXACT)
 
 
 def test_roots_stay_whole_unless_both_factors_are_known_non_negative():
     none_exact = {key: False for key in ALL_EXACT}
-    nodes, result, _ = factor_square_roots(FOWLKES._all_nodes, FOWLKES._result, [], none_exact)
-    assert (nodes, result) == (FOWLKES._all_nodes, FOWLKES._result)
+    nodes, result = factor_square_roots(FOWLKES._nodes, FOWLKES._result, none_exact)
+    assert (nodes, result) == (FOWLKES._nodes, FOWLKES._result)
     # Clamped at 0 by the formula itself, they may be split whatever the sums.
     clamped = CountSumLoss("c", PAIRS, "1 - X / (1 + sqrt(max(0, A - 1) * max(0, B - 1)))")
-    nodes, _, _ = factor_square_roots(clamped._all_nodes, clamped._result, [], none_exact)
+    nodes, _ = factor_square_roots(clamped._nodes, clamped._result, none_exact)
     assert "mul" not in [nodes[x[1]][0] for x in nodes if x[0] == "sqrt"]
     # max(x, 0) is never negative (x < 0 gives 0, NaN stays NaN): split, whatever x.
     loss = CountSumLoss("c", PAIRS, "1 - X / (1 + sqrt(max(A - 1, 0) * B))")
-    nodes, _, _ = factor_square_roots(loss._all_nodes, loss._result, loss._terms, ALL_EXACT)
+    nodes, _ = factor_square_roots(loss._nodes, loss._result, ALL_EXACT)
     assert "mul" not in roots(nodes)
     # A factor that may be negative, one with the cells in it, or two of the same kind: whole.
     for formula in ("1 - X / (1 + sqrt((A - 1) * B))", "1 - X / (1 + sqrt(max(A - 1, B - 1) * B))",
                     "1 - X / (1 + sqrt(-A * -B))", "1 - X / (1 + sqrt(X * A))", "1 - X / (1 + sqrt(A * A))",
                     "1 - X / (1 + sqrt(n * B))"):
         loss = CountSumLoss("c", PAIRS, formula)
-        nodes, _, _ = factor_square_roots(loss._all_nodes, loss._result, loss._terms, ALL_EXACT)
-        assert roots(nodes) == roots(loss._all_nodes) and "mul" in roots(nodes), formula
+        nodes, _ = factor_square_roots(loss._nodes, loss._result, ALL_EXACT)
+        assert roots(nodes) == roots(loss._nodes) and "mul" in roots(nodes), formula
 
 
 def _pair_sums(est: np.ndarray, draws: np.ndarray):
@@ -92,11 +90,11 @@ def test_a_root_of_factors_that_min_may_make_negative_is_kept_whole():
     # the root is real, while sqrt of each factor would be NaN.
     formula = "(A + B - 2 * X) * (1 + sqrt(min(A - t, 0) * min(B - t, 0)))"
     loss = CountSumLoss("min-root", PAIRS, formula, params={"t": 12.0})
-    nodes, _, _ = factor_square_roots(loss._all_nodes, loss._result, loss._terms, ALL_EXACT)
+    nodes, _ = factor_square_roots(loss._nodes, loss._result, ALL_EXACT)
     assert roots(nodes) == ["mul"]
     for other in ("1 - X / (1 + sqrt(min(A - 1, 5) * B))", "1 - X / (1 + sqrt(min(A, B - 1) * B))"):
         whole = CountSumLoss("c", PAIRS, other)
-        nodes, _, _ = factor_square_roots(whole._all_nodes, whole._result, whole._terms, ALL_EXACT)
+        nodes, _ = factor_square_roots(whole._nodes, whole._result, ALL_EXACT)
         assert "mul" in roots(nodes), other
     # And its values, against numpy: small clusters, so that pair counts fall on both sides of t.
     rng = np.random.default_rng(8)

@@ -153,38 +153,44 @@ def test_initialisers_may_return_integral_float_labels(runtime) -> None:
 # --- which scorer ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("jit", ["off", "auto"])
-def test_describe_says_which_scorer_and_whether_compiled(monkeypatch, jit: str) -> None:
+def _without_llvmlite(monkeypatch) -> None:
+    """llvmlite as if not installed: formulas are not compiled (read when an engine form is built)."""
     from salsox.engine import countsum_jit
 
-    monkeypatch.setenv("SALSOX_JIT", jit)  # read when the engine form is built, not at import
-    entropy = lambda c, n: -(c / n) * np.log2(np.where(c > 0, c / n, 1.0))
-    separable = CountSumLoss(
-        "nvi-unclamped", {"D": ("draw", entropy), "E": ("estimate", entropy), "J": ("cell", entropy)},
-        "where(J == 0, 0, 1 - (D + E - J) / J)",
-    ).describe()
+    def missing() -> None:
+        raise ImportError("No module named 'llvmlite'")
+
+    monkeypatch.setattr(countsum_jit, "_binding", missing)
+
+
+@pytest.mark.parametrize("llvmlite", ["missing", "installed"])
+def test_describe_says_which_scorer_and_whether_compiled(monkeypatch, llvmlite: str) -> None:
+    from salsox.engine import countsum_jit
+
+    if llvmlite == "missing":
+        _without_llvmlite(monkeypatch)
     additive = vi_with().describe()
     jaccard = get_loss("jaccard").describe()
     assert "formula: lam * D + c * E - (lam + c) * C" in additive and "scorer: tabulated" in additive
-    if jit == "off" or not countsum_jit.kernel_available():
-        assert "scorer: sparse" in separable and "scorer: dense" in jaccard
-        assert "compiled: no (SALSOX_JIT=off)" in jaccard if jit == "off" else "compiled: no" in jaccard
+    if not countsum_jit.kernel_available():
+        assert "scorer: dense (every draw x candidate cluster)\n" in jaccard + "\n"
+        assert 'compiled: no (llvmlite is not installed: pip install "salsox[jit]")' in jaccard
     else:
-        assert "compiled: yes" in separable and "compiled: yes" in jaccard
-        assert "scorer: dense" in separable and "separable form is not used" in separable
+        assert "scorer: dense (every draw x candidate cluster, in compiled code)" in jaccard
+        assert "compiled: yes" in jaccard
     assert salsox.VI().describe().splitlines()[0] == "loss: VI(a=1.0, b=1.0)"
 
 
 def test_plugins_verbose_lists_scorer_and_compilation(capsys, monkeypatch) -> None:
-    monkeypatch.setenv("SALSOX_JIT", "off")
+    _without_llvmlite(monkeypatch)
     code, out, err = run(capsys, "plugins", "--verbose")
     assert code == 0, err
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("jaccard "))
     assert lines[at + 1].strip().startswith("scorer: dense")
-    assert lines[at + 2].strip() == "compiled: no (SALSOX_JIT=off)"
+    assert lines[at + 2].strip() == 'compiled: no (llvmlite is not installed: pip install "salsox[jit]")'
     code, out, err = run(capsys, "plugins", "--verbose", "--json")
     rows = {r["name"]: r for r in json.loads(out)}
-    assert rows["jaccard"]["compiled"] == "no (SALSOX_JIT=off)" and "scorer" not in rows["VI"]
+    assert rows["jaccard"]["compiled"].startswith("no (llvmlite is not installed") and "scorer" not in rows["VI"]
     code, out, err = run(capsys, "plugins")
     assert "scorer:" not in out

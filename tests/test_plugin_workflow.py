@@ -257,7 +257,12 @@ def test_plugins_lists_tiers_and_initializers(runtime, capsys):
 
 def test_plugins_says_when_formulas_run_uncompiled(runtime, capsys, monkeypatch):
     runtime(_ScaledJaccard)
-    monkeypatch.setenv("SALSOX_JIT", "off")
+    from salsox.engine import countsum_jit
+
+    def missing() -> None:
+        raise ImportError("No module named 'llvmlite'")
+
+    monkeypatch.setattr(countsum_jit, "_binding", missing)  # as if llvmlite were not installed
     code, out, _ = _cli(capsys, "plugins")
     assert code == 0
     assert out.splitlines()[-1] == (

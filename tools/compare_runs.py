@@ -13,8 +13,8 @@ Usage:
 on one, run for run, since the threads never change a result.
 
 Count-sum formulas (COUNT_SUMS) are compiled by the Python layer of the build being recorded;
-their dense formulas run on the engine's node loops unless SALSOX_JIT allows the compiled
-kernel, so record with SALSOX_JIT=off to compare the node loops.
+with llvmlite installed they run on the compiled kernel, which gives the node loops' bits (to
+record the node loops themselves, pass engine=_core.EngineOptions() with countsum_jit = False).
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 COUNT_LOSSES = [("binder", 1.0, 1.0), ("binder", 4 / 3, 2 / 3), ("VI", 1.0, 1.0), ("VI", 2 / 3, 4 / 3),
                 ("omARI", 1.0, 1.0), ("NVI", 1.0, 1.0), ("ID", 1.0, 1.0), ("NID", 1.0, 1.0)]
 
-# Count-sum formulas (salsox.plugins.CountSumLoss) over pair counts and entropies: the sparse
-# (separable) and the dense scores, fused nodes (where(cmp), a - p / q, a / sqrt(q)) and the
-# outer combinations.
+# Count-sum formulas (salsox.plugins.CountSumLoss) over pair counts and entropies: fused nodes
+# (where(cmp), a - p / q, a / sqrt(q)) and the outer combinations.
 _HD, _HE, _HJ = "max(0, log2(n) - D / n)", "max(0, log2(n) - E / n)", "max(0, log2(n) - J / n)"
 COUNT_SUMS = [
     ("jaccard", "pairs", "where(A + B - X == 0, 0, 1 - X / (A + B - X))"),

@@ -226,6 +226,14 @@ MUTANTS: List[Mutant] = [
         ("tests/test_countsum_dense.py", "tests/test_countsum.py"),
     ),
     Mutant(
+        "countsum-gather-rows-old",
+        "the AVX2 gather of a pair-count cell sum, in rows of fixed width, leaves the moved item in its own slot",
+        "cpp/include/salsox/countsum_dense.hpp",
+        "_mm256_add_pd(vb, counts4_pd(row + 4 * v)));\n    if (old >= 0) o[old] = base + dc[row[old] - 1];",
+        "_mm256_add_pd(vb, counts4_pd(row + 4 * v)));",
+        ("tests/test_countsum_dense.py",),
+    ),
+    Mutant(
         "omp-num-threads-under-quota",
         "OMP_NUM_THREADS is ignored when a cgroup CPU quota exists (issue 49)",
         "salsox/_cpus.py",

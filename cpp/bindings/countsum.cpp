@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -31,8 +32,7 @@ using NodeSpec = std::tuple<std::string, std::int32_t, std::int32_t, std::int32_
 
 CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector<std::vector<double>> cell,
                            std::vector<std::vector<double>> estimate, std::vector<std::vector<double>> draw,
-                           const std::vector<NodeSpec>& nodes, std::int32_t result,
-                           const std::vector<std::pair<std::int32_t, std::int32_t>>& terms) {
+                           const std::vector<NodeSpec>& nodes, std::int32_t result) {
   if (n < 1) throw std::invalid_argument("n must be >= 1");
   CountSumLoss L;
   L.label = label;
@@ -47,7 +47,6 @@ CountSumLoss make_countsum(const std::string& label, std::int64_t n, std::vector
   }
   for (const auto& [op, a, b, c, value] : nodes) L.nodes.push_back(CsNode{cs_parse_op(op), a, b, c, value});
   L.result = result;
-  L.terms = terms;
   L.finalise();
   return L;
 }
@@ -62,11 +61,8 @@ void bind_countsum(py::module_& m) {
   py::class_<CountSumLoss>(m, "CountSumLoss")
       .def(py::init(&make_countsum), py::arg("label"), py::arg("n"), py::arg("cell"), py::arg("estimate"),
            py::arg("draw"), py::arg("nodes"), py::arg("result"),
-           py::arg("terms") = std::vector<std::pair<std::int32_t, std::int32_t>>{},
            "A compiled count-sum formula: tables g(0..n) per sum, nodes (op, a, b, c, value) in "
-           "topological order, and optionally its separable form in the zero cells, (coefficient, "
-           "atom) node pairs.")
-      .def_property_readonly("sparse", [](const CountSumLoss& L) { return !L.terms.empty(); })
+           "topological order.")
       .def_property_readonly("n", [](const CountSumLoss& L) { return L.n; })
       .def_property_readonly("label", [](const CountSumLoss& L) { return L.label; })
       .def_property_readonly(
@@ -137,8 +133,9 @@ void bind_countsum(py::module_& m) {
   m.def(
       "countsum_scores",
       [](const CompactDraws& draws, const CountSumLoss& loss, const CArray<std::int32_t>& labels, std::int64_t item,
-         bool allocated) {
+         bool allocated, const std::optional<EngineOptions>& given) {
         check_loss(draws, loss);
+        const EngineOptions engine = given ? *given : EngineOptions::from_env();
         const std::int64_t n = draws.n();
         if (labels.ndim() != 1 || labels.shape(0) != n) throw std::invalid_argument("labels must have n entries");
         if (item < 0 || item >= n) throw std::invalid_argument("item must be in 0..n-1");
@@ -149,14 +146,15 @@ void bind_countsum(py::module_& m) {
           q = std::max(q, x + 1);
         }
         const std::vector<double> out = with_count_type(n, [&](auto count) {
-          return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated);
+          return countsum_scores<decltype(count)>(draws, loss, lab, q, item, allocated, engine);
         });
         return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("labels"), py::arg("item"), py::arg("allocated") = true,
+      py::arg("engine") = py::none(),
       "The search's scores of `item` (for tests): the sum over draws of the formula with the item moved to "
       "each slot 0..q (q: a new cluster), from the partition `labels`; with allocated=False the item is "
-      "taken out first and scored as unallocated.");
+      "taken out first and scored as unallocated; engine: an _core.EngineOptions (None: the environment's).");
 
   def_salso<const CompactDraws&, const CountSumLoss&>(
       m, "salso_countsum", "SALSO search minimising the mean over draws of a count-sum formula.",

@@ -280,7 +280,10 @@ PYBIND11_MODULE(_core, m) {
           })
       .def_readwrite("cell_cache", &EngineOptions::cell_cache)
       .def_readwrite("cell_lanes", &EngineOptions::cell_lanes)
-      .def_readwrite("binder_unrolled", &EngineOptions::binder_unrolled);
+      .def_readwrite("binder_unrolled", &EngineOptions::binder_unrolled)
+      .def_readwrite("countsum_jit", &EngineOptions::countsum_jit)
+      .def_readwrite("countsum_fused", &EngineOptions::countsum_fused)
+      .def_readwrite("countsum_row_widths", &EngineOptions::countsum_row_widths);
 
   m.def("simd_path", [] { return std::string(simd_name(EngineOptions::from_env().simd)); },
         "The instruction set the omARI and entropy scores use now: SALSOX_SIMD if set (ValueError when\n"

@@ -33,7 +33,7 @@ SearchResult table_search_countsum(const CompactDraws& draws, const CountSumLoss
 template <class Count>
 std::vector<double> countsum_scores(const CompactDraws& draws, const CountSumLoss& loss,
                                     const std::vector<std::int32_t>& labels, std::int32_t q, std::int64_t item,
-                                    bool allocated);
+                                    bool allocated, const EngineOptions& engine);
 
 // The search with the count width the engine picks for the draws' n items; Loss is CountLoss
 // or CountSumLoss.

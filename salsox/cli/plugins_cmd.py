@@ -126,7 +126,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the listing as a JSON list")
     p.add_argument(
         "--verbose", "-v", action="store_true",
-        help="for each count-sum loss, the scorer the engine uses (sparse or dense) and whether its "
-        "formula is compiled (SALSOX_JIT, llvmlite)",
+        help="for each count-sum loss, the scorer the engine uses (tabulated or dense) and whether its "
+        "formula is compiled (llvmlite)",
     )
     p.set_defaults(handler=run)

@@ -9,27 +9,20 @@ in registers: the engine calls it once per block instead of running the nodes on
 The compiled loop performs the same IEEE operations, in the same order, as the node loops (no
 fast-math flags, so nothing is contracted or reassociated; ``log``, ``exp`` and ``pow`` call the
 same C library functions), and adds each slot's values over the draws in the same order, so a
-dense formula's scores and estimates are bit-identical with and without it
-(tests/test_countsum_jit.py). A formula with a separable form, which the node loops score through
-that form (sparse scores), is scored densely when compiled, which is faster: its results then
-agree with the sparse ones to rounding.
+formula's scores and estimates are bit-identical with and without it (tests/test_countsum_jit.py,
+which turns the kernel off through ``_core.EngineOptions.countsum_jit``).
 
-``SALSOX_JIT`` chooses: ``auto`` (the default: compile when llvmlite can be imported), ``off``
-(the node loops only) or ``on`` (an error when llvmlite is missing).
-
->>> from salsox.engine import countsum_jit
->>> countsum_jit.jit_mode()  # SALSOX_JIT unset
-'auto'
+A formula is compiled whenever llvmlite can be imported; when it cannot compile one, a warning
+says so and the node loops score it (same results, slower).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["jit_mode", "attach_kernel", "kernel_available", "why_not_compiled"]
+__all__ = ["attach_kernel", "kernel_available", "why_not_compiled"]
 
 # Node shapes (countsum_loss.hpp, CsShape): what a value varies with.
 SCALAR, SLOT, DRAW, FULL = 0, 1, 2, 3
@@ -43,18 +36,8 @@ _kernels: Dict[Tuple[Any, ...], Optional[Tuple[Any, int]]] = {}  # None: could n
 _llvm: Optional[Any] = None
 
 
-def jit_mode() -> str:
-    """``SALSOX_JIT`` (``auto``, ``on`` or ``off``); a ValueError names a bad setting."""
-    mode = os.environ.get("SALSOX_JIT", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "on", "off"):
-        raise ValueError(f"SALSOX_JIT must be one of auto, on, off; got {os.environ['SALSOX_JIT']!r}")
-    return mode
-
-
 def kernel_available() -> bool:
-    """Whether formulas can be compiled here (llvmlite importable and ``SALSOX_JIT`` not off)."""
-    if jit_mode() == "off":
-        return False
+    """Whether formulas can be compiled here (llvmlite importable and usable)."""
     try:
         _binding()
     except Exception:  # not installed, or not usable
@@ -64,9 +47,7 @@ def kernel_available() -> bool:
 
 def why_not_compiled(compiled: Any) -> str:
     """Why ``compiled`` (a ``_core.CountSumLoss`` that :func:`attach_kernel` saw) has no
-    machine code: the setting, llvmlite missing, or a formula with no dense part."""
-    if jit_mode() == "off":
-        return "SALSOX_JIT=off"
+    machine code: a formula with no dense part, llvmlite missing, or a failed compilation."""
     if compiled.program[compiled.result][5] != FULL:
         return "the formula does not vary with both the draw and the cluster: nothing to compile"
     if not kernel_available():
@@ -88,22 +69,16 @@ def _binding() -> Any:
 def attach_kernel(compiled: Any) -> bool:
     """Compiles ``compiled``'s (a ``_core.CountSumLoss``) dense formula and hands the engine the
     code; returns whether it did. A formula whose value does not vary with both the draw and the
-    slot has no dense kernel. A formula with a separable form is then scored densely rather than
-    through that form (sparse scores): compiled, that is faster (docs/plugins.md)."""
-    mode = jit_mode()
-    if mode == "off":
-        return False
+    slot has no dense kernel."""
     program, result = compiled.program, compiled.result
     if program[result][5] != FULL:
         return False
     try:
         llvm = _binding()
     except ImportError:
-        if mode == "on":
-            raise ImportError('SALSOX_JIT=on needs llvmlite: pip install "salsox[jit]"') from None
         return False
     except Exception as err:  # an llvmlite this code does not know: the node loops still work
-        return _cannot_compile(compiled, mode, err)
+        return _cannot_compile(compiled, err)
     # The code reads every scalar, constants included, from the engine's values (scal), so one
     # kernel serves every value of a formula's parameters (a tune sweep compiles once).
     key = (tuple((op, a, b, c, shape) for op, a, b, c, _value, shape in program), result)
@@ -113,24 +88,19 @@ def attach_kernel(compiled: Any) -> bool:
                 _kernels[key] = _compile(llvm, program, result)
             except Exception as err:
                 _kernels[key] = None  # not tried again for this formula
-                return _cannot_compile(compiled, mode, err)
+                return _cannot_compile(compiled, err)
         kernel = _kernels[key]
     if kernel is None:
-        if mode == "on":
-            raise RuntimeError(f"{compiled.label}: llvmlite could not compile the formula (see the first error)")
         return False
-    address = kernel[1]
-    compiled.set_dense_kernel(address)
+    compiled.set_dense_kernel(kernel[1])
     return True
 
 
-def _cannot_compile(compiled: Any, mode: str, err: Exception) -> bool:
-    """SALSOX_JIT=on: the error; auto: a warning, and the node loops (same results, slower)."""
-    if mode == "on":
-        raise err
+def _cannot_compile(compiled: Any, err: Exception) -> bool:
+    """A warning, and the node loops (same results, slower)."""
     warnings.warn(
         f"{compiled.label}: could not compile the formula with llvmlite ({type(err).__name__}: {err}); "
-        "the engine's node loops score it instead (same results, slower). SALSOX_JIT=off silences this.",
+        "the engine's node loops score it instead (same results, slower)",
         RuntimeWarning,
         stacklevel=4,
     )

@@ -79,7 +79,7 @@ class Loss(abc.ABC):  # noqa: B024
         For a :class:`~salsox.plugins.CountSumLoss`, also which scorer the engine uses
         (``sparse``: only an item's nonzero cells, through the formula's separable form;
         ``dense``: every draw x candidate cluster) and whether the formula is compiled to
-        machine code (llvmlite, ``SALSOX_JIT``), as a search here would get them.
+        machine code (llvmlite), as a search here would get them.
 
         Examples
         --------

@@ -44,7 +44,7 @@ from ..engine.countsum import CompiledCountSum
 from ..engine.countsum_jit import attach_kernel, why_not_compiled
 from ..registry import PluginError, loss_label
 from .base import CountLoss, _check_engine, _needs_draws
-from .countsum_forms import additive_form, exact_nonnegative, factor_square_roots, separate
+from .countsum_forms import additive_form, exact_nonnegative, factor_square_roots
 from .countsum_formula import FUNCTIONS, compile_formula, parse_formula
 
 __all__ = ["CountSumLoss", "compile_formula", "FUNCTIONS"]
@@ -181,9 +181,6 @@ class CountSumLoss(CountLoss):
         compiler, self._result = parse_formula(label, self.formula, positions, params)
         self._nodes = list(compiler.nodes)
         self._additive = additive_form(self._nodes, self._result)
-        # The separable form, when there is one, for the engine's sparse scores.
-        self._terms = separate(compiler, self._result)
-        self._all_nodes = compiler.nodes if self._terms else self._nodes
 
     def _formula_params(self) -> Mapping[str, float]:
         """The parameters the formula's names refer to."""
@@ -242,15 +239,10 @@ class CountSumLoss(CountLoss):
                 "compiled": "no (tabulated: nothing to compile)",
             }
         compiled = built.formula
-        if compiled.dense_kernel:  # the engine then scores densely, separable or not (faster)
-            scorer = "dense (every draw x candidate cluster, in compiled code)"
-            if compiled.sparse:
-                scorer += "; the separable form is not used: compiled dense scores are faster"
-            return {"scorer": scorer, "compiled": "yes (machine code, llvmlite)"}
-        scorer = "sparse (only an item's nonzero cells; the formula is separable)" if compiled.sparse else (
-            "dense (every draw x candidate cluster)"
-        )
-        return {"scorer": scorer, "compiled": f"no ({why_not_compiled(compiled)})"}
+        if compiled.dense_kernel:
+            return {"scorer": "dense (every draw x candidate cluster, in compiled code)",
+                    "compiled": "yes (machine code, llvmlite)"}
+        return {"scorer": "dense (every draw x candidate cluster)", "compiled": f"no ({why_not_compiled(compiled)})"}
 
     def _tables(self, n: int, who: str) -> Dict[str, List[np.ndarray]]:
         """Each sum's g tabulated for counts 0..n, by kind; the one validation of g."""
@@ -297,9 +289,9 @@ class CountSumLoss(CountLoss):
                 )
             tolerance = _NEGATIVE_TOLERANCE * max(1.0, bound)
         exact = {(w, j): exact_nonnegative(t, n) for w in WHERES for j, t in enumerate(tables[w])}
-        nodes, result, terms = factor_square_roots(self._all_nodes, self._result, self._terms, exact)
+        nodes, result = factor_square_roots(self._nodes, self._result, exact)
         lists = {w: [t.tolist() for t in tables[w]] for w in WHERES}
-        formula = _core.CountSumLoss(who, n, lists["cell"], lists["estimate"], lists["draw"], nodes, result, terms)
+        formula = _core.CountSumLoss(who, n, lists["cell"], lists["estimate"], lists["draw"], nodes, result)
         _check_equality(formula, n, who, tables, tolerance)
         if additive is None:
             attach_kernel(formula)  # native code for the dense scores, where llvmlite is installed

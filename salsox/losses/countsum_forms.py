@@ -1,29 +1,26 @@
 """Rewrites of a compiled count-sum formula for the engine: its additive form (the tabulated
-engine), the separable form of its zero cells (the sparse scores) and square roots taken per
-factor (see :mod:`salsox.losses.countsum`)."""
+engine) and square roots taken per factor (see :mod:`salsox.losses.countsum`)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from .countsum_formula import Compiler, Node
+from .countsum_formula import Node
 
-__all__ = ["additive_form", "separate", "factor_square_roots", "exact_nonnegative"]
+__all__ = ["additive_form", "factor_square_roots", "exact_nonnegative"]
 
-_LEAVES = ("const", "n", "cell", "estimate", "draw", "cellzero")
-_Affine = Optional[Tuple[int, Dict[int, int]]]
+_LEAVES = ("const", "n", "cell", "estimate", "draw")
 
 
 def _dependencies(nodes: List[Node]) -> Tuple[List[bool], List[bool], List[bool]]:
-    """Per node, whether it depends on an estimate sum, on a draw sum (or a zero cell's, which
-    is per draw) and on a cell sum."""
+    """Per node, whether it depends on an estimate sum, on a draw sum and on a cell sum."""
     count = len(nodes)
     est, draw, cell = [False] * count, [False] * count, [False] * count
     for v, (op, a, b, c, _) in enumerate(nodes):
         if op in _LEAVES:
-            est[v], draw[v], cell[v] = op == "estimate", op in ("draw", "cellzero"), op == "cell"
+            est[v], draw[v], cell[v] = op == "estimate", op == "draw", op == "cell"
             continue
         for u in (a, b, c):
             if u >= 0:
@@ -31,86 +28,6 @@ def _dependencies(nodes: List[Node]) -> Tuple[List[bool], List[bool], List[bool]
                 draw[v] |= draw[u]
                 cell[v] |= cell[u]
     return est, draw, cell
-
-
-def separate(compiler: Compiler, result: int) -> List[Tuple[int, int]]:
-    """The formula in the cells an item does not meet, as sum(coefficient x atom), or [].
-
-    Most cells of an item's row are zero: there every cell sum is the draw's sum without the
-    item plus g(1) - g(0) (a "cellzero" leaf), the same for every estimate cluster. When the
-    formula is then affine in its estimate-only subexpressions (the atoms), with coefficients
-    depending on the draw only, the engine sums each coefficient over the draws once per item
-    and evaluates the full formula only in the few nonzero cells: the built-in NVI's
-    shortcut, for any such formula. Adds the nodes it needs to ``compiler``; returns
-    (coefficient node, atom node or -1 for 1) pairs, or [] when the formula is not of this
-    form (or does not depend on the cells).
-    """
-    nodes = list(compiler.nodes)
-    on_est, on_draw, on_cell = _dependencies(nodes)
-    if not on_cell[result]:
-        return []
-    zero_node = compiler.const(0.0)
-    one_node = compiler.const(1.0)
-    # The zero-cell version of each node that does not depend on the estimate.
-    zero: Dict[int, int] = {}
-    for v, (op, a, b, c, value) in enumerate(nodes):
-        if on_est[v]:
-            continue
-        if op == "cell":
-            zero[v] = compiler.add("cellzero", a)
-        elif op in _LEAVES or not on_cell[v]:
-            zero[v] = v
-        else:
-            za, zb, zc = (zero[u] if u >= 0 else -1 for u in (a, b, c))
-            zero[v] = compiler.add(op, za, zb, zc, value)
-
-    def arith(op: str, a: int, b: int) -> int:
-        # The separable form adds the constants 0 and 1 of its own (an atom's part outside the
-        # estimate is 0, its coefficient 1): x + 0, 0 + x, x - 0, x * 1, 1 * x and x / 1 are
-        # folded to x (the same value; only x + 0 would have turned a -0 into +0), so that
-        # the engine runs no pass for them.
-        if (op == "add" and zero_node in (a, b)) or (op == "sub" and b == zero_node):
-            return b if a == zero_node and op == "add" else a
-        if (op == "mul" and one_node in (a, b)) or (op == "div" and b == one_node):
-            return b if a == one_node and op == "mul" else a
-        return compiler.add(op, a, b)
-
-    def combine(x: Dict[int, int], y: Dict[int, int], op: str, only_y: Callable[[int], int]) -> Dict[int, int]:
-        out = {s: arith(op, x[s], y[s]) if s in y else x[s] for s in x}
-        out.update({s: only_y(y[s]) for s in y if s not in x})
-        return out
-
-    rep: Dict[int, _Affine] = {}
-    for v, (op, a, b, c, _) in enumerate(nodes):
-        if not on_est[v]:
-            rep[v] = (zero[v], {})
-            continue
-        if not on_cell[v] and not on_draw[v]:
-            rep[v] = (zero_node, {v: one_node})  # an atom: depends on the estimate only
-            continue
-        ra, rb, rc = (rep.get(u) if u >= 0 else None for u in (a, b, c))
-        out: _Affine = None
-        if op == "neg" and ra is not None:
-            out = (compiler.add("neg", ra[0]), {s: compiler.add("neg", k) for s, k in ra[1].items()})
-        elif op in ("add", "sub") and ra is not None and rb is not None:
-            flip = (lambda k: k) if op == "add" else (lambda k: compiler.add("neg", k))
-            out = (arith(op, ra[0], rb[0]), combine(ra[1], rb[1], op, flip))
-        elif op == "mul" and ra is not None and rb is not None and not (ra[1] and rb[1]):
-            scale, other = (ra[0], rb) if not ra[1] else (rb[0], ra)
-            out = (arith("mul", ra[0], rb[0]), {s: arith("mul", k, scale) for s, k in other[1].items()})
-        elif op == "div" and ra is not None and rb is not None and not rb[1]:
-            out = (arith("div", ra[0], rb[0]), {s: arith("div", k, rb[0]) for s, k in ra[1].items()})
-        elif op == "where" and ra is not None and rb is not None and rc is not None and not ra[1]:
-            keys = list(rb[1]) + [s for s in rc[1] if s not in rb[1]]
-            out = (
-                compiler.add("where", ra[0], rb[0], rc[0]),
-                {s: compiler.add("where", ra[0], rb[1].get(s, zero_node), rc[1].get(s, zero_node)) for s in keys},
-            )
-        rep[v] = out
-    final = rep[result]
-    if final is None:
-        return []
-    return [(final[0], -1)] + [(k, s) for s, k in final[1].items()]
 
 
 # A node as a linear form: (constant term, {sum leaf (kind, index): coefficient}).
@@ -179,8 +96,8 @@ def exact_nonnegative(table: np.ndarray, n: int) -> bool:
 
 
 def factor_square_roots(
-    nodes: List[Node], result: int, terms: List[Tuple[int, int]], exact: Mapping[Tuple[str, int], bool]
-) -> Tuple[List[Node], int, List[Tuple[int, int]]]:
+    nodes: List[Node], result: int, exact: Mapping[Tuple[str, int], bool]
+) -> Tuple[List[Node], int]:
     """``sqrt(x * y)`` as ``sqrt(x) * sqrt(y)`` where x depends on the estimate only, y on the
     draw only (or the other way round) and neither can be negative.
 
@@ -192,7 +109,7 @@ def factor_square_roots(
     says whether sum j of that kind is exact and non-negative (``exact_nonnegative``); other
     operands count as non-negative when the formula makes them so (``max(0, ...)``, ``sqrt``,
     ``abs``, comparisons, sums and products of non-negative values). Returns the nodes
-    (unused ones dropped, the order kept), the result node and the separable form's terms.
+    (unused ones dropped, the order kept) and the result node.
     """
     est, draw, cell = _dependencies(nodes)
     nonneg = [False] * len(nodes)
@@ -202,7 +119,7 @@ def factor_square_roots(
         elif op == "n":
             nonneg[v] = True
         elif op in _LEAVES:
-            nonneg[v] = exact.get(("cell" if op in ("cell", "cellzero") else op, a), False)
+            nonneg[v] = exact.get((op, a), False)
         elif op in ("sqrt", "abs", "exp", "not", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"):
             nonneg[v] = True
         elif op in ("add", "mul", "min"):
@@ -242,11 +159,9 @@ def factor_square_roots(
             a, b, c = (new[u] if u >= 0 else -1 for u in (a, b, c))
         new.append(add(op, a, b, c, value))
     result2 = new[result]
-    terms2 = [(new[k], new[s] if s >= 0 else -1) for k, s in terms]
-    # Drop the nodes nothing uses any more (the engine would evaluate them), keeping the order:
-    # the formula's nodes still come first, up to its result, and the separable form's after.
+    # Drop the nodes nothing uses any more (the engine would evaluate them), keeping the order.
     used = [False] * len(out)
-    stack = [result2] + [u for pair in terms2 for u in pair if u >= 0]
+    stack = [result2]
     while stack:
         u = stack.pop()
         if used[u]:
@@ -262,4 +177,4 @@ def factor_square_roots(
             if op not in _LEAVES:
                 a, b, c = (renumber[w] if w >= 0 else -1 for w in (a, b, c))
             kept.append((op, a, b, c, value))
-    return kept, renumber[result2], [(renumber[k], renumber[s] if s >= 0 else -1) for k, s in terms2]
+    return kept, renumber[result2]

@@ -197,15 +197,16 @@ inline void cs_acc_rows(std::int64_t nb, std::int64_t Q, const double* __restric
 }
 
 // acc[k] += g(f[b * Q + k]); acc and f hold kMaxRowWidth - 1 values of slack (see cs_acc_rows).
-template <class G>
+template <bool kRows, class G>
 inline void cs_accumulate(std::int64_t nb, std::int64_t Q, const double* __restrict f, double* __restrict acc, G g) {
-  if (Q <= kMaxRowWidth) return cs_with_row_width(Q, [&](auto W) { cs_acc_rows<W()>(nb, Q, f, acc, g); });
+  if (kRows && Q <= kMaxRowWidth) return cs_with_row_width(Q, [&](auto W) { cs_acc_rows<W()>(nb, Q, f, acc, g); });
   for (std::int64_t b = 0; b < nb; ++b)
     for (std::int64_t k = 0; k < Q; ++k) acc[k] += g(f[b * Q + k]);
 }
 
 // The operations, compiled as they are for the baseline table and, inlined into the CsAvx2
-// wrappers below, for the AVX2 target.
+// wrappers below, for the AVX2 target; kRows: with the fixed-width rows.
+template <bool kRows>
 struct CsBlockLoops {
   static void node(const CsNode& x, CsOp inner_op, const CsFused& f, std::int64_t len, const CsArg* args,
                    double* out) {
@@ -221,7 +222,7 @@ struct CsBlockLoops {
       using F = decltype(f);
       constexpr bool rows = std::is_same_v<F, CsAdd> || std::is_same_v<F, CsSub> || std::is_same_v<F, CsMul> ||
                             std::is_same_v<F, CsDiv>;
-      if constexpr (rows) {
+      if constexpr (rows && kRows) {
         if (Q <= kMaxRowWidth) {
           cs_with_row_width(Q, [&](auto W) { cs_outer_rows<W()>(nb, Q, a, a_draw, b, out, f); });
           return 0;
@@ -232,20 +233,12 @@ struct CsBlockLoops {
     });
   }
 
-  static void indexed(CsOp op, std::int64_t len, const double* a, const std::int32_t* ia, const double* b,
-                      const std::int32_t* ib, double* out) {
-    cs_binary_functor(op, [&](auto g) {
-      for (std::int64_t l = 0; l < len; ++l) out[l] = g(a[ia[l]], b[ib[l]]);
-      return 0;
-    });
-  }
-
   static void accumulate(std::int64_t nb, std::int64_t Q, const double* f, double* acc, const CsOp* op, double s,
                          bool scalar_left) {
-    if (op == nullptr) return cs_accumulate(nb, Q, f, acc, [](double x) { return x; });
+    if (op == nullptr) return cs_accumulate<kRows>(nb, Q, f, acc, [](double x) { return x; });
     cs_binary_functor(*op, [&](auto g) {
-      if (scalar_left) cs_accumulate(nb, Q, f, acc, [&](double x) { return g(s, x); });
-      else cs_accumulate(nb, Q, f, acc, [&](double x) { return g(x, s); });
+      if (scalar_left) cs_accumulate<kRows>(nb, Q, f, acc, [&](double x) { return g(s, x); });
+      else cs_accumulate<kRows>(nb, Q, f, acc, [&](double x) { return g(x, s); });
       return 0;
     });
   }
@@ -261,16 +254,20 @@ struct CsAvx2<F> {
 };
 #endif
 
-const CsBlockOps& cs_block_ops(SimdPath path) {
-  using L = CsBlockLoops;
-  static const CsBlockOps baseline{&L::node, &L::outer, &L::indexed, &L::accumulate};
+template <bool kRows>
+const CsBlockOps& cs_block_ops_for(SimdPath path) {
+  using L = CsBlockLoops<kRows>;
+  static const CsBlockOps baseline{&L::node, &L::outer, &L::accumulate};
 #if SALSOX_SIMD_X86
-  static const CsBlockOps avx2{&CsAvx2<&L::node>::run, &CsAvx2<&L::outer>::run, &CsAvx2<&L::indexed>::run,
-                               &CsAvx2<&L::accumulate>::run};
+  static const CsBlockOps avx2{&CsAvx2<&L::node>::run, &CsAvx2<&L::outer>::run, &CsAvx2<&L::accumulate>::run};
   if (path != SimdPath::Baseline) return avx2;
 #endif
   (void)path;
   return baseline;
+}
+
+const CsBlockOps& cs_block_ops(SimdPath path, bool row_widths) {
+  return row_widths ? cs_block_ops_for<true>(path) : cs_block_ops_for<false>(path);
 }
 
 }  // namespace salsox

@@ -32,9 +32,6 @@ struct CsBlockOps {
   // Q <= kMaxRowWidth the per-slot operand and out hold kMaxRowWidth - 1 values of slack.
   void (*outer)(CsOp op, std::int64_t nb, std::int64_t Q, const double* a, bool a_draw, const double* b,
                 double* out);
-  // out[l] = op(a[ia[l]], b[ib[l]]) for l < len.
-  void (*indexed)(CsOp op, std::int64_t len, const double* a, const std::int32_t* ia, const double* b,
-                  const std::int32_t* ib, double* out);
   // acc[k] += f[b * Q + k] for b < nb, k < Q (op null), else acc[k] += s op f[b * Q + k]
   // (scalar_left) or f[b * Q + k] op s; acc and f hold kMaxRowWidth - 1 values of slack. Each
   // slot adds its rows in order.
@@ -44,6 +41,6 @@ struct CsBlockOps {
 
 // The operations compiled for `path` (baseline or AVX2): every
 // operation is elementwise IEEE arithmetic, so every path gives the same bits.
-const CsBlockOps& cs_block_ops(SimdPath path);
+const CsBlockOps& cs_block_ops(SimdPath path, bool row_widths);
 
 }  // namespace salsox

@@ -23,7 +23,7 @@ struct CsFused {
 inline bool cs_is_compare(CsOp op) { return op >= CsOp::Lt && op <= CsOp::Ne; }
 
 // The fusion plan of a loss: by node, what it fuses. A node is folded into its reader only when
-// that reader is its only use anywhere (formula, separable form, result), both are Full (per
+// that reader is its only use anywhere (formula or result), both are Full (per
 // draw and slot) and the operands the fused loop reads as arrays are not scalars.
 inline std::vector<CsFused> cs_fuse_plan(const CountSumLoss& L) {
   const auto V = L.nodes.size();
@@ -34,10 +34,6 @@ inline std::vector<CsFused> cs_fuse_plan(const CountSumLoss& L) {
       if (u >= 0) ++uses[u];
   }
   if (L.result >= 0) ++uses[L.result];
-  for (const auto& [coef, atom] : L.terms) {
-    ++uses[coef];
-    if (atom >= 0) ++uses[atom];
-  }
   std::vector<CsFused> plan(V);
   std::vector<bool> folded(V, false);
   auto array = [&](std::int32_t u) { return u >= 0 && L.nodes[u].shape != kScalar; };

@@ -22,14 +22,12 @@ struct CsKernelCall {
   std::vector<std::vector<double>> cells;  // the Cell leaves' values over a block (gathered)
   std::vector<const double*> full, draw, slot;
 
-  // With loss.dense_kernel set, for a formula whose result is Full (then scored densely even
-  // with a separable form: compiled, that costs less than the sparse scores).
-  // `elems`: values per block, plus `slack` past them; drawv and slotv: the state's buffers.
-  void prepare(const CountSumLoss& loss, std::int64_t elems, std::int64_t slack,
+  // Buffers for kernel fn (none when null) of `loss`: `elems` values per block, plus `slack`
+  // past them; drawv and slotv: the scorer's per-node buffers, read in place.
+  void prepare(const CountSumLoss& loss, CsDenseKernel kernel, std::int64_t elems, std::int64_t slack,
                const std::vector<std::vector<double>>& drawv, const std::vector<std::vector<double>>& slotv) {
-    fn = nullptr;
-    if (loss.dense_kernel == 0 || loss.nodes[loss.result].shape != kFull) return;
-    fn = reinterpret_cast<CsDenseKernel>(loss.dense_kernel);
+    fn = kernel;
+    if (fn == nullptr) return;
     const auto V = loss.nodes.size();
     cells.assign(V, {});
     full.assign(V, nullptr);

@@ -16,10 +16,8 @@ namespace salsox {
 enum class SumWhere : std::int32_t { Cell = 0, Estimate = 1, Draw = 2 };
 
 enum class CsOp : std::int32_t {
-  // Leaves: a constant, the number of items in the table, and sum number `a` of its kind;
-  // CellZero is cell sum `a` of a draw in an estimate cluster the item does not meet (the
-  // sparse scores, see CountSumLoss::terms).
-  Const, N, Cell, Est, Draw, CellZero,
+  // Leaves: a constant, the number of items in the table, and sum number `a` of its kind.
+  Const, N, Cell, Est, Draw,
   // Unary.
   Neg, Not, Sqrt, Log, Log2, Exp, Abs,
   // Binary (comparisons and logic give 1 or 0).
@@ -94,13 +92,13 @@ decltype(auto) cs_binary_functor(CsOp op, F&& f) {
 
 inline bool cs_is_unary(CsOp op) { return op >= CsOp::Neg && op <= CsOp::Abs; }
 inline bool cs_is_binary(CsOp op) { return op >= CsOp::Add && op <= CsOp::Or; }
-inline bool cs_is_leaf(CsOp op) { return op <= CsOp::CellZero; }
+inline bool cs_is_leaf(CsOp op) { return op <= CsOp::Draw; }
 
 // The operations' names, in CsOp's order (the Python compiler's and the JIT's spelling).
-inline constexpr const char* kCsOpNames[] = {"const", "n", "cell", "estimate", "draw", "cellzero", "neg", "not",
-                                             "sqrt", "log", "log2", "exp", "abs", "add", "sub", "mul", "div",
-                                             "pow", "lt", "le", "gt", "ge", "eq", "ne", "min", "max", "and",
-                                             "or", "where"};
+inline constexpr const char* kCsOpNames[] = {"const", "n", "cell", "estimate", "draw", "neg", "not", "sqrt",
+                                             "log", "log2", "exp", "abs", "add", "sub", "mul", "div", "pow",
+                                             "lt", "le", "gt", "ge", "eq", "ne", "min", "max", "and", "or",
+                                             "where"};
 inline const char* cs_op_name(CsOp op) { return kCsOpNames[static_cast<int>(op)]; }
 
 inline CsOp cs_parse_op(const std::string& s) {
@@ -116,10 +114,6 @@ struct CountSumLoss {
   std::vector<CsNode> nodes;
   std::int32_t result = -1;
   std::int64_t n = 0;
-  // Optional separable form of the formula in the cells an item does not meet (most of them):
-  // f = sum over terms of coefficient(draw) x atom(slot), atom -1 meaning 1, coefficients Draw
-  // or Scalar nodes (over CellZero leaves), atoms Slot or Scalar nodes.
-  std::vector<std::pair<std::int32_t, std::int32_t>> terms;
   // The address of the formula's dense part compiled to native code (0: none, see
   // countsum_kernel.hpp).
   std::uintptr_t dense_kernel = 0;
@@ -139,10 +133,6 @@ struct CountSumLoss {
       switch (x.op) {
         case CsOp::Const:
         case CsOp::N: x.shape = kScalar; break;
-        case CsOp::CellZero:
-          if (x.a < 0 || x.a >= sums(SumWhere::Cell)) throw std::invalid_argument("count-sum formula refers to a missing sum");
-          x.shape = kDraw;
-          break;
         case CsOp::Cell:
         case CsOp::Est:
         case CsOp::Draw: {
@@ -157,12 +147,6 @@ struct CountSumLoss {
           else x.shape = operand(x.a) | operand(x.b);
       }
     }
-    for (const auto& [coef, atom] : terms) {
-      if (coef < 0 || coef >= count || (nodes[coef].shape & kSlot) != 0)
-        throw std::invalid_argument("count-sum term coefficients must not depend on the estimate");
-      if (atom >= count || (atom >= 0 && (nodes[atom].shape & kDraw) != 0))
-        throw std::invalid_argument("count-sum term atoms must depend on the estimate only");
-    }
     for (int w = 0; w < 3; ++w)
       for (const auto& t : g[w])
         if (static_cast<std::int64_t>(t.size()) != n + 2) throw std::invalid_argument("count-sum tables must have n + 1 entries");
@@ -174,7 +158,6 @@ struct CountSumLoss {
                   std::vector<double>& scratch) const {
     scratch.resize(nodes.size());
     double* v = scratch.data();
-    // Nodes beyond the result belong to the separable form only.
     for (std::size_t k = 0; k <= static_cast<std::size_t>(result); ++k) {
       const CsNode& x = nodes[k];
       switch (x.op) {
@@ -183,7 +166,6 @@ struct CountSumLoss {
         case CsOp::Cell: v[k] = cell[x.a]; break;
         case CsOp::Est: v[k] = est[x.a]; break;
         case CsOp::Draw: v[k] = draw[x.a]; break;
-        case CsOp::CellZero: v[k] = 0.0; break;  // not part of the formula itself
         case CsOp::Where: v[k] = v[x.a] != 0.0 ? v[x.b] : v[x.c]; break;
         default:
           if (cs_is_unary(x.op)) v[k] = cs_unary(x.op, v[x.a]);

@@ -16,12 +16,12 @@ template <bool kAdd, class F>
 inline void CountSumState<Label, Count>::with_sums_visitor(std::int64_t i, const F& f) {
   const Label* lab = d_.item(i);
   const std::int64_t* base = d_.base;
-  std::int32_t* alloc = alloc_.data();
-  double* cell = cell_.data();
-  double* draw = draw_.data();
-  if (n_cell_ == 1 && n_draw_ == 1) {  // the usual shape, with the tables' pointers in registers
-    const double* dc = diff_[0][0].data();
-    const double* dd = diff_[2][0].data();
+  std::int32_t* alloc = sums_.alloc.data();
+  double* cell = sums_.cell.data();
+  double* draw = sums_.draw.data();
+  if (plan_.n_cell == 1 && plan_.n_draw == 1) {  // the usual shape, with the tables' pointers in registers
+    const double* dc = plan_.diff[0][0].data();
+    const double* dd = plan_.diff[2][0].data();
     f([=](std::int64_t h, std::int64_t x) {
       const std::int64_t c = kAdd ? x : x - 1;
       const std::int64_t r = base[h] + lab[h];
@@ -31,9 +31,9 @@ inline void CountSumState<Label, Count>::with_sums_visitor(std::int64_t i, const
     });
     return;
   }
-  const std::vector<double>* dcs = diff_[0].data();
-  const std::vector<double>* dds = diff_[2].data();
-  const std::int32_t nc = n_cell_, nd = n_draw_;
+  const std::vector<double>* dcs = plan_.diff[0].data();
+  const std::vector<double>* dds = plan_.diff[2].data();
+  const std::int32_t nc = plan_.n_cell, nd = plan_.n_draw;
   const std::int64_t H = d_.H;
   f([=](std::int64_t h, std::int64_t x) {
     const std::int64_t c = kAdd ? x : x - 1;

@@ -23,6 +23,12 @@ struct EngineOptions {
   // step; false: one draw at a time, every sum in memory (the portable loop they are tested
   // against). No environment variable: only a test sets it, through this struct.
   bool binder_unrolled = true;
+  // The count-sum scores' paths (countsum_*.hpp), no environment variable either: the formula's
+  // llvmlite kernel when the loss carries one, against the node loops; fused node pairs, against
+  // one node a loop; rows of fixed width 4, 8, 16 or 32, against loops of the runtime width.
+  bool countsum_jit = true;
+  bool countsum_fused = true;
+  bool countsum_row_widths = true;
 
   // The settings the environment gives. `strict`: a value it cannot honour throws (the entry
   // points read it so, before any thread starts); otherwise that setting keeps its default.
