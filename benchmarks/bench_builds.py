@@ -12,6 +12,7 @@ their geometric mean and the slowest row.
 
     python benchmarks/bench_builds.py OLD_DIR NEW_DIR                    # all 32 rows
     python benchmarks/bench_builds.py OLD_DIR NEW_DIR --datasets iris --repeat 5
+    python benchmarks/bench_builds.py OLD_DIR NEW_DIR --datasets iris galaxy --losses NVI NID omARI
 """
 
 from __future__ import annotations
@@ -80,9 +81,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("old", type=Path, help="directory holding the old build's salsox package")
     parser.add_argument("new", type=Path, help="directory holding the new build's salsox package")
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--losses", nargs="*", help="only these rows (the loss column of r_salso.csv, e.g. NVI)")
     parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of this many calls per build")
     args = parser.parse_args(argv)
-    refs = [(i, r) for i, r in enumerate(reference_rows()) if r["dataset"] in args.datasets]
+    refs = [(i, r) for i, r in enumerate(reference_rows())
+            if r["dataset"] in args.datasets and (not args.losses or r["loss"] in args.losses)]
     builds = [Build(args.old), Build(args.new)]
     best: Dict[int, List[float]] = {i: [math.inf, math.inf] for i, _ in refs}
     print(f"load before: {os.getloadavg()[0]:.2f}", flush=True)

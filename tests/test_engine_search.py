@@ -179,13 +179,15 @@ def test_omari_score_passes_are_shared() -> None:
     assert record(inner) == record(one)[:1]
 
 
-def test_omari_score_passes_split_the_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_omari_score_passes_split_the_draws() -> None:
     # The omARI passes are split by chunks of draws, so a team of three shares a search of at
     # most two clusters (three slots with the new one: two vectors on the two-wide baseline
     # path, all that a split by slots could share), and equals one thread's run.
-    monkeypatch.setenv("SALSOX_SIMD", "baseline")
-    team = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, max_clusters=2, n_jobs=1, inner_threads=3)
-    alone = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, max_clusters=2, n_jobs=1)
+    engine = _core.EngineOptions()
+    engine.simd = "baseline"
+    team = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, max_clusters=2, n_jobs=1, inner_threads=3,
+                   engine=engine)
+    alone = _search("galaxy", "omARI", H=2000, n_runs=1, seed=4, max_clusters=2, n_jobs=1, engine=engine)
     assert team["runs"][0]["score_threads"] == (3 if _core.has_openmp() else 1)
     assert alone["runs"][0]["score_threads"] == 1
     assert team["runs"][0]["loss"] == alone["runs"][0]["loss"]

@@ -58,6 +58,8 @@ SEARCH = "cpp/include/salsox/search.hpp"
 TABLE = "cpp/include/salsox/count_table.hpp"
 CELL_SUM_SCORER = "cpp/include/salsox/cell_sum_scorer.hpp"
 OMARI_SCORER = "cpp/include/salsox/omari_scorer.hpp"
+ENTROPY_SCORER = "cpp/include/salsox/entropy_scorer.hpp"
+TABLE_SCORER = "cpp/include/salsox/table_scorer.hpp"
 PAIRWISE = "cpp/include/salsox/pairwise_state.hpp"
 CHIPS = "cpp/include/salsox/chips.hpp"
 ENGINE_TESTS = ["tests/test_engine_checks.py", "tests/test_search.py", "tests/test_threads.py"]
@@ -96,6 +98,30 @@ MUTANTS: List[Mutant] = [
         "return (1.0 - zero) * (1.0 + (X - expected) / (denom + zero));",
         # The default SIMD path may not run this code: test_engine_simd.py forces every path.
         ("tests/test_engine_simd.py", *ENGINE_TESTS),
+    ),
+    Mutant(
+        "lanes-own-cell",
+        "the AVX2 lanes read the cell of the item's own slot at its count, not one lower",
+        TABLE_SCORER,
+        "_mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));",
+        "_mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(0));",
+        ("tests/test_engine_simd.py::test_every_lane_count_and_count_width_gives_the_portable_runs",),
+    ),
+    Mutant(
+        "nvi-widest-lanes",
+        "NVI's AVX2 lanes drop the last vector's sums at V = 8 (29 to 32 slots)",
+        ENTROPY_SCORER,
+        "for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);\n  acc[4 * V] = s_const;",
+        "for (int v = 0; v < V - (V == 8); ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);\n  acc[4 * V] = s_const;",
+        ("tests/test_engine_simd.py::test_every_lane_count_and_count_width_gives_the_portable_runs",),
+    ),
+    Mutant(
+        "omari-second-lane-group",
+        "omARI's AVX2 lanes past 32 slots store their sums over the first 32",
+        OMARI_SCORER,
+        "for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * (first + v), sum[v]);",
+        "for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);",
+        ("tests/test_engine_simd.py::test_every_lane_count_and_count_width_gives_the_portable_runs",),
     ),
     Mutant(
         "binder-four-draws",

@@ -67,10 +67,11 @@ class EntropyScorer : public TableScorer<Label, Count> {
   static constexpr std::int32_t kLaneVectors = 8;
 #if SALSOX_SIMD_X86
   template <int V>
-  SALSOX_TARGET_AVX2 void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*) const;
+  SALSOX_TARGET_AVX2 __attribute__((flatten)) void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t,
+                                                                  const EntropyScale&, double*) const;
   template <int V, bool kAlloc>
-  SALSOX_TARGET_AVX2 void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t, const EntropyScale&, double*,
-                                         double*) const;
+  SALSOX_TARGET_AVX2 __attribute__((flatten)) void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t,
+                                                                  const EntropyScale&, double*, double*) const;
 #endif
 
   const CountLoss& loss_;
@@ -212,40 +213,27 @@ template <class Label, class Count>
 template <int V>
 SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nvi_draws_avx2(std::int64_t i, std::int64_t lo, std::int64_t hi,
                                                                      const EntropyScale& ent, double* acc) const {
-  constexpr std::int64_t kAhead = 8;
-  const std::int32_t q = s_.slots(), dec = old_;
   const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
   const __m256d lm = _mm256_set1_pd(ent.lm), inv_m = _mm256_set1_pd(ent.inv_m), tiny = _mm256_set1_pd(ent.tiny);
   __m256d sum[V], he[V];
-  __m128i keep[V], at_dec[V];
+  SlotLanes lane[V];
   for (int v = 0; v < V; ++v) {
-    const __m128i k = _mm_add_epi32(_mm_set1_epi32(4 * v), _mm_set_epi32(3, 2, 1, 0));
     sum[v] = zero;
     he[v] = _mm256_loadu_pd(he_.data() + 4 * v);
-    keep[v] = _mm_cmplt_epi32(k, _mm_set1_epi32(q));
-    at_dec[v] = _mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));
+    lane[v] = slot_lanes(4 * v, s_.slots(), old_);
   }
   const double* dc = s_.cell_diffs();
-  const Label* lab = d_.item(i);
-  const Count* cnt = s_.counts();
-  const std::int64_t stride = s_.stride();
-  const std::int32_t alloc = s_.allocated_column();
-  const double *D = s_.draw_sums(), *Jh = s_.joint_sums(), *ddraw = s_.draw_diffs();
   double s_const = 0.0, s_inv = 0.0;
-  for (std::int64_t h = hi - 1; h >= lo; --h) {
-    if (h >= lo + kAhead) __builtin_prefetch(cnt + s_.row_index(h - kAhead, lab[h - kAhead]) * stride);
-    const Count* row = cnt + s_.row_index(h, lab[h]) * stride;
-    // As for_draws: D_h with item i in its draw cluster, J_h without it.
-    const double Dn = dec < 0 ? D[h] + ddraw[row[alloc]] : D[h];
-    const double J = dec < 0 ? Jh[h] : Jh[h] - dc[row[dec] - 1];
+  this->template for_draws<8>(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t, std::int64_t)
+                                             SALSOX_TARGET_AVX2 {
     const auto t = ent.nvi_draw(Dn, J);
     s_const += t.zero_const;
     s_inv += t.inv;
     const __m256d Jv = _mm256_set1_pd(J), hrv = _mm256_set1_pd(t.hr), invv = _mm256_set1_pd(t.inv);
     const __m256d zc = _mm256_set1_pd(t.zero_const);
     for (int v = 0; v < V; ++v) {
-      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), at_dec[v]);
-      const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), keep[v]);
+      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), lane[v].at_dec);
+      const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane[v].keep);
       const __m256d mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visit));
       const __m256d dcx = _mm256_mask_i32gather_pd(zero, dc, x, mask, 8);
       // The scalar loop's cell, operation for operation.
@@ -255,7 +243,7 @@ SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nvi_draws_avx2(std::int64_t
       const __m256d val = _mm256_sub_pd(nvi, _mm256_sub_pd(zc, _mm256_mul_pd(he[v], invv)));
       sum[v] = _mm256_blendv_pd(sum[v], _mm256_add_pd(sum[v], val), mask);
     }
-  }
+  });
   for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);
   acc[4 * V] = s_const;
   acc[4 * V + 1] = s_inv;
@@ -484,51 +472,41 @@ template <int V, bool kAlloc>
 SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nid_draws_avx2(std::int64_t i, std::int64_t lo,
                                                                      std::int64_t hi, const EntropyScale& ent,
                                                                      double* acc, double* hj_at) const {
-  constexpr std::int64_t kAhead = 8;
-  const std::int32_t q = s_.slots(), dec = old_;
   const __m256d zero = _mm256_setzero_pd();
   __m256d sum[V], he[V], inv_he[V];
-  __m128i keep[V], at_dec[V];
+  SlotLanes lane[V];
   for (int v = 0; v < V; ++v) {
-    const __m128i k = _mm_add_epi32(_mm_set1_epi32(4 * v), _mm_set_epi32(3, 2, 1, 0));
     sum[v] = zero;
     he[v] = _mm256_loadu_pd(he_.data() + 4 * v);
     inv_he[v] = _mm256_loadu_pd(inv_he_.data() + 4 * v);
-    keep[v] = _mm_cmplt_epi32(k, _mm_set1_epi32(q));
-    at_dec[v] = _mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));
+    lane[v] = slot_lanes(4 * v, s_.slots(), old_);
   }
   double* const terms = hj_at;  // (an unallocated item's terms, see score_nid)
   const double* dc = s_.cell_diffs();
-  const Label* lab = d_.item(i);
-  const Count* cnt = s_.counts();
-  const std::int64_t stride = s_.stride();
-  const std::int32_t alloc = s_.allocated_column();
-  const double *D = s_.draw_sums(), *J = s_.joint_sums(), *ddraw = s_.draw_diffs();
-  for (std::int64_t h = hi - 1; h >= lo; --h) {
-    if (h >= lo + kAhead) __builtin_prefetch(cnt + s_.row_index(h - kAhead, lab[h - kAhead]) * stride);
-    const Count* row = cnt + s_.row_index(h, lab[h]) * stride;
+  this->template for_draws<8, kAlloc ? 1 : -1>(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t,
+                                                                std::int64_t h) SALSOX_TARGET_AVX2 {
     double hr, inv_hr;
     if constexpr (kAlloc) {
-      hj_at[rank_[h]] = ent(J[h] - dc[row[dec] - 1]);
+      hj_at[rank_[h]] = ent(J);
       hr = hr_draw_[h];
       inv_hr = inv_hr_draw_[h];
     } else {
-      hr = ent(D[h] + ddraw[row[alloc]]);
-      const double hj = ent(J[h]);
+      hr = ent(Dn);
+      const double hj = ent(J);
       inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
       nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
     }
     const __m256d hrv = _mm256_set1_pd(hr), inv_hrv = _mm256_set1_pd(inv_hr);
     for (int v = 0; v < V; ++v) {
-      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), at_dec[v]);
-      const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), keep[v]);
+      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), lane[v].at_dec);
+      const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane[v].keep);
       const __m256d mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visit));
       const __m256d dcx = _mm256_mask_i32gather_pd(zero, dc, x, mask, 8);
       // vselect(hr > he, 1 / hr, 1 / he) times the cell's difference, as the cell loop.
       const __m256d w = _mm256_blendv_pd(inv_he[v], inv_hrv, _mm256_cmp_pd(hrv, he[v], _CMP_GT_OQ));
       sum[v] = _mm256_blendv_pd(sum[v], _mm256_add_pd(sum[v], _mm256_mul_pd(w, dcx)), mask);
     }
-  }
+  });
   for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);
 }
 #endif

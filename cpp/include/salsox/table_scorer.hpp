@@ -14,6 +14,9 @@
 #include "line_rows.hpp"
 #include "options.hpp"
 #include "simd.hpp"
+#if SALSOX_SIMD_X86
+#include <immintrin.h>
+#endif
 
 namespace salsox {
 
@@ -52,7 +55,10 @@ class TableScorer {
   // Calls f(draw_sum, joint_sum, row, dec, h) for draws hi-1 down to lo: D_h with item i in its
   // draw cluster, J_h without it, and item i's row, whose cell k holds row[k] - (k == dec). The
   // passes walk the draws opposite to the table updates, so they start on the rows touched last.
-  template <class F>
+  // kAhead > 0 prefetches the row kAhead draws on: the rows are scattered, and the AVX2 lanes'
+  // work per draw is short enough to wait on them (see slot_lanes). kOld: 1 when the caller is
+  // compiled for an item in a slot (dec >= 0), -1 for one in none, 0 to test dec in each draw.
+  template <int kAhead = 0, int kOld = 0, class F>
   SALSOX_INLINE void for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const;
 
   // f(b) for b in [0, count) on the state's threads, compiled for path P (so that the kernels
@@ -102,29 +108,36 @@ std::unique_ptr<TableScorer<Label, Count>> make_scorer(const CountTableState<Lab
 }
 
 template <class Label, class Count>
-template <class F>
+template <int kAhead, int kOld, class F>
 inline void TableScorer<Label, Count>::for_draws(std::int64_t i, std::int64_t lo, std::int64_t hi, F f) const {
   const Label* lab = d_.item(i);
-  const std::int32_t dec = old_;
+  const std::int32_t dec = old_, alloc = s_.allocated_column();
   const Count* cnt = s_.counts();
   const std::int64_t stride = s_.stride();
-  const double* D = s_.draw_sums();
-  const double* J = s_.joint_sums();
-  if (dec < 0) {
-    const double* ddraw = s_.draw_diffs();
-    const std::int32_t alloc = s_.allocated_column();
-    for (std::int64_t h = hi - 1; h >= lo; --h) {
-      const Count* row = cnt + s_.row_index(h, lab[h]) * stride;
-      f(D[h] + ddraw[row[alloc]], J[h], row, dec, h);
-    }
-    return;
-  }
-  const double* dcell = s_.cell_diffs();
+  const std::int64_t* base = d_.base;  // (a local: f's stores may alias what it reaches through s_)
+  const double *D = s_.draw_sums(), *J = s_.joint_sums(), *ddraw = s_.draw_diffs(), *dcell = s_.cell_diffs();
   for (std::int64_t h = hi - 1; h >= lo; --h) {
-    const Count* row = cnt + s_.row_index(h, lab[h]) * stride;
-    f(D[h], J[h] - dcell[row[dec] - 1], row, dec, h);
+    if (kAhead > 0 && h >= lo + kAhead) __builtin_prefetch(cnt + (base[h - kAhead] + lab[h - kAhead]) * stride);
+    const Count* row = cnt + (base[h] + lab[h]) * stride;
+    const bool out = kOld == 0 ? dec < 0 : kOld < 0;
+    f(out ? D[h] + ddraw[row[alloc]] : D[h], out ? J[h] : J[h] - dcell[row[dec] - 1], row, dec, h);
   }
 }
+
+#if SALSOX_SIMD_X86
+// The AVX2 lanes of slots first .. first + 3 (a slot per lane of the entropy and omARI kernels):
+// keep is all ones where the slot is in use (below q), at_dec 1 where it is slot `dec`, whose
+// cell reads one lower (for_draws). Those kernels take their rows from for_draws<8> with an f of
+// the AVX2 target, which cannot be always_inline in for_draws: the kernels are flattened instead.
+struct SlotLanes {
+  __m128i keep, at_dec;
+};
+SALSOX_TARGET_AVX2 inline SlotLanes slot_lanes(std::int32_t first, std::int32_t q, std::int32_t dec) {
+  const __m128i k = _mm_add_epi32(_mm_set1_epi32(first), _mm_set_epi32(3, 2, 1, 0));
+  const __m128i at_dec = _mm_and_si128(_mm_cmpeq_epi32(k, _mm_set1_epi32(dec)), _mm_set1_epi32(1));
+  return {_mm_cmplt_epi32(k, _mm_set1_epi32(q)), at_dec};
+}
+#endif
 
 template <class Label, class Count>
 template <SimdPath P, class F>
