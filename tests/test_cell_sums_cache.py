@@ -68,9 +68,8 @@ PROBLEMS = {
     "galaxy": lambda: (np.asarray(load_draws("galaxy")[:1200]), 20, 3),
     "random": lambda: (_random_draws(1, H=120, n=40, k=12), 30, 8),
     "small clusters": lambda: (_random_draws(2, H=40, n=150, k=90, moved=0.1), 100, 4),
-    # n >= 256: 16-bit counts; n >= 65,536: 32-bit counts (over few draws: no hook narrows them).
+    # n >= 256: 32-bit counts.
     "wide counts": lambda: (_random_draws(3, H=40, n=300, k=10, moved=0.2), 20, 3),
-    "32-bit counts": lambda: (_random_draws(3, H=5, n=66000, k=10, moved=0.2), 14, 2),
 }
 
 

@@ -53,7 +53,7 @@ def _runs(x: np.ndarray, loss: CountSumLoss, cap: int, n_runs: int, engine: Any)
 @pytest.mark.parametrize("loss", ALL, ids=[x.name for x in ALL])
 def test_compiled_formulas_give_the_node_loops_runs(loss: CountSumLoss) -> None:
     # 8-bit counts with up to 21 and 41 candidate slots (the gathers of rows up to 32 wide and
-    # the plain one), and 16-bit counts (300 items).
+    # the plain one), and 32-bit counts (300 items).
     problems = [(np.asarray(load_draws("iris")[:300]), 20, 3), (_random_draws(4, n=70, k=20), 40, 2),
                 (_random_draws(5, H=40, n=300, k=24), 30, 2)]
     for x, cap, runs in problems:

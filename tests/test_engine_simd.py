@@ -93,7 +93,7 @@ def test_every_path_gives_the_same_runs(kind: str) -> None:
 def test_slots_as_lanes_give_the_same_runs_as_visiting_the_nonzero_cells(kind: str) -> None:
     # On the AVX2 path NVI and NID take up to 32 slots as lanes, the zero cells
     # masked out; cell_lanes=False (SALSOX_CELL_LANES=off) visits the nonzero cells instead. Same cells, same
-    # order: every run the same to the bit, on 8- and 16-bit counts, in scans and in
+    # order: every run the same to the bit, on 8- and 32-bit counts, in scans and in
     # unallocated items' scores (sequential starts, zealous updates), at 4 to 40 slots, and
     # with a second thread helping the run over 1,200 draws.
     if "avx2" not in _core.simd_paths():
@@ -114,10 +114,8 @@ def test_a_bad_cell_lanes_setting_is_a_value_error(monkeypatch: pytest.MonkeyPat
         _record(_random_draws(0, H=10, n=12), "NVI", 5, 1, seed=0)
 
 
-# Tables count in 8 bits up to 255 items, 16 bits up to 65,535 and 32 bits beyond (count_types.hpp;
-# no hook narrows the thresholds, so the 32-bit tables take 66,000 items over 3 draws): (H, n,
-# threads, runs).
-COUNT_WIDTHS = {"uint8": (300, 120, 2, 2), "uint16": (300, 300, 2, 2), "int32": (3, 66000, 1, 1)}
+# Tables count in 8 bits up to 255 items and 32 bits beyond (count_types.hpp): (H, n, threads, runs).
+COUNT_WIDTHS = {"uint8": (300, 120, 2, 2), "int32": (300, 300, 2, 2)}
 # The AVX2 kernels take the slots as lanes, V = 1 .. 8 vectors of four (with_constant): NVI up to
 # 32 slots in use, NID up to 31 and the new slot, omARI eight vectors at a time. (max_clusters,
 # the fewest clusters of an estimate whose scans take V = 8: for omARI, and then another vector.)
@@ -195,8 +193,7 @@ def _binder_record(x: np.ndarray, a: float, cap: int, runs: int, unrolled: bool,
 
 @pytest.mark.parametrize("H, n, k, cap, a, jobs", [
     (60, 80, 20, 40, 0.4, 1),    # 8-bit counts
-    (40, 300, 16, 30, 0.3, 1),   # 16-bit counts (more than 255 items)
-    (9, 66000, 12, 14, 0.4, 1),  # 32-bit counts (more than 65,535 items)
+    (40, 300, 16, 30, 0.3, 1),   # 32-bit counts (more than 255 items)
     (1201, 60, 14, 24, 0.5, 2),  # a second thread helping, over blocks of draws
     (120, 40, 5, 8, 1.0, 1),     # never more than eight slots
 ])

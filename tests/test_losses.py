@@ -320,7 +320,7 @@ def test_expected_loss_is_mean_over_draws(factory, family, a, b):
 @pytest.mark.parametrize("factory, family, a, b", _spec_params())
 def test_expected_loss_with_many_clusters_and_wide_counts(factory, family, a, b):
     # The count tables sum only the nonzero cells up to 64 clusters and every cell beyond;
-    # with 300 items their counts are 16-bit. Both against the contingency-table reference.
+    # with 300 items their counts are 32-bit. Both against the contingency-table reference.
     loss = factory()
     rng = np.random.default_rng(29)
     for n, k in ((100, 20), (100, 63), (100, 64), (100, 65), (100, 90), (300, 40), (300, 120)):

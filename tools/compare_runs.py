@@ -96,7 +96,7 @@ def record(quick: bool, jobs: int = 1) -> Dict[str, Any]:
         for kind in ("binder", "VI.lb", "omARI.approx"):
             raw = _core.salso_psm(psm, kind, 1.0, 1.0, cap, runs, seed=4, **common)
             out[f"psm/{name}/{kind}"] = summary(raw)
-    # Count-sum formulas: 8-bit counts (iris, galaxy) and 16-bit counts (ex1 beside ex2, 400 items).
+    # Count-sum formulas: 8-bit counts (iris, galaxy) and 32-bit counts (ex1 beside ex2, 400 items).
     ex = np.hstack([load("ex1", 300)[:, :200], load("ex2", 300)[:, :200] + 200])
     sets = [("iris", load("iris", 500)), ("galaxy", load("galaxy", 1000)), ("ex12", np.ascontiguousarray(ex))]
     for name, x in sets[:1] if quick else sets:
