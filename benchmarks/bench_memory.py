@@ -9,8 +9,9 @@ For every case (a public function and an input kind) the benchmark
 2. runs the call with that limit in a fresh process and takes its peak resident set
    (``VmHWM``, reset just before the call through ``/proc/self/clear_refs``) less the resident
    set just before the call, after ``malloc_trim(0)`` has returned the memory the set-up freed
-   (pages a warm-up call left resident would otherwise hide the call's own allocations). The inputs are built before the call and not counted; converting
-   them (an int64 array or a DataFrame into the engine's labels) is.
+   (pages a warm-up call left resident would otherwise hide the call's own allocations). The
+   inputs are built before the call and not counted; converting them (an int64 array or a
+   DataFrame into the engine's labels) is.
 
 Targets (issue 49): peak / limit at most 1.2 (the limit holds) and limit / peak at most 2 (the
 estimate is not so loose that it refuses calls that would fit).

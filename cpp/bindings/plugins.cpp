@@ -35,8 +35,8 @@ constexpr std::int64_t kDefaultMaxCells = std::int64_t{1} << 22;
 // threads must not touch Python reference counts. With `calls` (a search, whose runs share
 // them): once stopped, throws SearchAborted (which ends the thread's run) instead of calling
 // Python; an exception from a call stops them before the GIL is released, so that no other
-// thread starts a call after it, and the KeyboardInterrupt that stopping sends into a call in
-// flight is that stop (SearchAborted), not an error of the loss.
+// thread starts a call after it, and a call in flight that stopping interrupted (with
+// KeyboardInterrupt) ends as that stop (SearchAborted), not as an error of the loss.
 TableLossFn python_table_loss(py::handle fn, std::shared_ptr<PluginCalls> calls = nullptr) {
   return [fn, calls](const TableBuffer& buffer, std::int64_t B, std::int32_t R, std::int32_t C, double* out) {
     if (calls && calls->stopped()) throw SearchAborted{};
@@ -58,7 +58,9 @@ TableLossFn python_table_loss(py::handle fn, std::shared_ptr<PluginCalls> calls 
                                  std::to_string(B) + ")");
       std::copy(values.data(), values.data() + B, out);
     } catch (py::error_already_set& e) {
-      if (call && call->end() && e.matches(PyExc_KeyboardInterrupt)) throw SearchAborted{};
+      // An interrupted call ends as the stop, whatever the loss made of the interruption: what
+      // stopped the search (Ctrl-C, a progress error, another call's error) is raised instead.
+      if (call && call->end()) throw SearchAborted{};
       if (calls) calls->stop();
       throw;
     } catch (...) {
