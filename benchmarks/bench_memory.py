@@ -8,8 +8,10 @@ For every case (a public function and an input kind) the benchmark
    call's own estimate of what it allocates, sub-calls included;
 2. runs the call with that limit in a fresh process and takes its peak resident set
    (``VmHWM``, reset just before the call through ``/proc/self/clear_refs``) less the resident
-   set just before the call. The inputs are built before the call and not counted; converting
-   them (an int64 array or a DataFrame into the engine's labels) is.
+   set just before the call, after ``malloc_trim(0)`` has returned the memory the set-up freed
+   (pages a warm-up call left resident would otherwise hide the call's own allocations). The
+   inputs are built before the call and not counted; converting them (an int64 array or a
+   DataFrame into the engine's labels) is.
 
 Targets (issue 49): peak / limit at most 1.2 (the limit holds) and limit / peak at most 2 (the
 estimate is not so loose that it refuses calls that would fit).
@@ -143,7 +145,10 @@ print(json.dumps({{"limit": hi}}))
 """
 
 MEASURE = """
-import time
+import ctypes, time
+# Hands memory freed by the set-up (a warm-up call's buffers in the threads' malloc arenas) back
+# to the system: reused pages already resident would hide what the call allocates.
+ctypes.CDLL("libc.so.6").malloc_trim(0)
 before = rss()
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # resets the peak resident set (VmHWM) to the current one

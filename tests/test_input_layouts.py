@@ -189,6 +189,29 @@ def test_every_layout_and_dtype_with_labels_apart_by_256(dtype, layout):
         _check(canonical, estimate, step, 0, dtype, swap, layout, "numpy")
 
 
+@pytest.mark.parametrize("wide_at", [0, 17, 99])
+def test_a_draw_past_256_clusters_anywhere_makes_every_draw_16_bit(wide_at):
+    # Draws of at most 256 clusters are relabelled once into 8-bit labels; one of more (first,
+    # inside a block of 16 draws, or last) sends all of them through the 16-bit path. Every
+    # draw keeps its labels in order of first appearance, and its count of clusters.
+    rng = np.random.default_rng(wide_at)
+    raw = rng.integers(-3, 9, size=(100, 600))
+    raw[wide_at] = rng.permutation(600) % 300 - 7
+    d = salsox.Draws(raw)
+    assert (d.label_bits, d.max_clusters) == (16, 300)
+
+    def first_appearance(row: np.ndarray) -> list:
+        seen: dict = {}
+        return [seen.setdefault(v, len(seen)) for v in row.tolist()]
+
+    for h in (0, wide_at, 16, 17, 99):
+        assert d.draw(h).tolist() == first_appearance(raw[h])
+    assert d.clusters_per_draw.tolist() == [len(set(r)) for r in raw.tolist()]
+    narrow = salsox.Draws(np.delete(raw, wide_at, axis=0))
+    assert (narrow.label_bits, narrow.max_clusters) == (8, 12)
+    assert np.array_equal(narrow.labels_matrix(), np.delete(d.labels_matrix(), wide_at, axis=0))
+
+
 def test_pandas_dataframe_and_to_numpy():
     pd = pytest.importorskip("pandas")
     draws = np.array([[1, 257, 1, 257, 513], [1, 257, 513, 513, 1]])

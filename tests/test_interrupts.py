@@ -25,6 +25,7 @@ import salsox
 import salsox.engine.callback
 from salsox import _core
 from salsox.plugins import ContingencyLoss
+from salsox.registry import PluginError
 
 # Seconds allowed between the interrupt and KeyboardInterrupt: 1 s promised, plus margin for a
 # loaded 2-core machine.
@@ -391,14 +392,17 @@ def test_a_slow_plugin_on_a_worker_thread_stops_when_the_search_is_stopped(one_d
     loss = _SlowPairsLoss(delay=0.05)
     stopped: list = []
 
-    def progress(_p: Any) -> None:
+    def progress(p: Any) -> None:
         if loss.worker_calls_after(0.0) >= 2:
-            stopped.append(time.monotonic())
+            stopped.append((time.monotonic(), p.runs_done))
             raise RuntimeError("stop here")
 
     with pytest.raises(RuntimeError, match="stop here"):
         salsox.salso(one_draw_a_batch, loss, n_runs=2, n_jobs=2, seed=1, max_clusters=5, progress=progress)
-    assert stopped
+    # Stopped mid-search, not by the report after the last run (the monitor used to wait for
+    # 16 items scored on the calling thread, a minute here, before it called progress again).
+    assert stopped and stopped[0][1] == 0, "the progress callable ran only once the search had ended"
+    stopped = [moment for moment, _ in stopped]
     assert loss.worker_calls_after(stopped[0]) <= 1
     _still_usable()
 
@@ -412,4 +416,99 @@ def test_a_slow_plugin_at_two_jobs_answers_ctrl_c(one_draw_a_batch: np.ndarray) 
         "salso_callback", delay=0.5,
     )
     assert seconds < MARGIN
+    _still_usable()
+
+
+# A call of _HoldingLoss that nothing cuts short ends after this many seconds (a hang guard).
+HOLD_GUARD = 30.0
+
+
+class _HoldingLoss(ContingencyLoss):
+    """Binder's loss from tables, in pure Python; the first call on the thread named by ``hold``
+    ("worker" or "main") runs a Python loop until HOLD_GUARD seconds have passed, and
+    ``raise_on`` names a thread whose first call raises ValueError once the held call runs.
+    Records each call's start, thread, and how it ended."""
+
+    name = "test-holding-pairs"
+
+    def __init__(self, hold: str, raise_on: Optional[str] = None) -> None:
+        self.hold, self.raise_on = hold, raise_on
+        self.calls: list = []  # [start time, thread ident, "returned" or the exception's type name]
+        self.holding = threading.Event()
+
+    def loss(self, tables: np.ndarray) -> np.ndarray:
+        me = threading.get_ident()
+        where = "main" if me == threading.main_thread().ident else "worker"
+        record = [time.monotonic(), me, None]
+        first = not any(ident == me for _, ident, _ in self.calls)
+        self.calls.append(record)
+        try:
+            if first and where == self.hold:
+                self.holding.set()
+                deadline = time.monotonic() + HOLD_GUARD
+                while time.monotonic() < deadline:
+                    pass
+            if first and where == self.raise_on:
+                self.holding.wait(HOLD_GUARD)
+                raise ValueError("this loss fails here")
+            n = tables.sum(axis=(1, 2)).astype(float)
+            rows = (tables.sum(axis=2) ** 2).sum(axis=1)
+            cols = (tables.sum(axis=1) ** 2).sum(axis=1)
+            cells = (tables**2).sum(axis=(1, 2))
+            out = np.where(n > 0, (rows + cols - 2 * cells) / np.maximum(n, 1) ** 2, 0.0)
+        except BaseException as err:
+            record[2] = type(err).__name__
+            raise
+        record[2] = "returned"
+        return out
+
+    def held_calls(self) -> list:
+        held = [c for c in self.calls if ("main" if c[1] == threading.main_thread().ident else "worker") == self.hold]
+        return held[:1]
+
+
+def test_ctrl_c_cuts_short_a_pure_python_plugin_call_on_a_worker_thread(one_draw_a_batch: np.ndarray) -> None:
+    # SIGINT while the worker thread is inside a long pure-Python call of the loss: Python
+    # delivers the signal to the main thread only, and the worker's call used to run to its end
+    # (here HOLD_GUARD seconds) before the search returned. The stop now raises
+    # KeyboardInterrupt inside that call; no call starts after SIGINT; the process stays usable.
+    loss = _HoldingLoss(hold="worker")
+    sent: list = []
+
+    def interrupt() -> None:
+        if loss.holding.wait(HOLD_GUARD):
+            time.sleep(0.2)
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt, daemon=True)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            salsox.salso(one_draw_a_batch, loss, n_runs=2, n_jobs=2, seed=1, max_clusters=5)
+        finally:
+            timer.join()
+    assert sent, "the worker thread never called the loss"
+    [held] = loss.held_calls()
+    assert held[2] == "KeyboardInterrupt", f"the worker's call in flight ended as {held[2]!r}"
+    assert not [c for c in loss.calls if c[0] > sent[0]], "a call of the loss started after SIGINT"
+    _still_usable()
+    # Nothing of the interruption is left pending on any thread: the same loss, not held, gives
+    # the same bits on two threads as on one.
+    quiet = _HoldingLoss(hold="nobody")
+    two = salsox.salso(one_draw_a_batch, quiet, n_runs=2, n_jobs=2, seed=1, max_clusters=5)
+    one = salsox.salso(one_draw_a_batch, quiet, n_runs=2, n_jobs=1, seed=1, max_clusters=5)
+    assert two.labels.tolist() == one.labels.tolist() and two.expected_loss == one.expected_loss
+    assert {c[2] for c in quiet.calls} == {"returned"}
+
+
+def test_an_error_in_one_thread_cuts_short_the_other_threads_call(one_draw_a_batch: np.ndarray) -> None:
+    # The worker's call fails while the main thread is inside a long pure-Python call: the
+    # search stops, the main thread's call is cut short by the stop's KeyboardInterrupt, and
+    # the error raised is the worker's, not that interruption.
+    loss = _HoldingLoss(hold="main", raise_on="worker")
+    with pytest.raises(PluginError, match="this loss fails here"):
+        salsox.salso(one_draw_a_batch, loss, n_runs=2, n_jobs=2, seed=1, max_clusters=5)
+    [held] = loss.held_calls()
+    assert held[2] == "KeyboardInterrupt", f"the main thread's call in flight ended as {held[2]!r}"
     _still_usable()

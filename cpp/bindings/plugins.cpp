@@ -7,9 +7,9 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +19,7 @@
 #include "salsox/draws.hpp"
 #include "salsox/search.hpp"
 #include "common.hpp"
+#include "plugin_calls.hpp"
 
 namespace py = pybind11;
 using namespace salsox;
@@ -29,21 +30,20 @@ namespace {
 // Default cap on the int64 cells of one batch: 32 MiB of tables per thread.
 constexpr std::int64_t kDefaultMaxCells = std::int64_t{1} << 22;
 
-// Set once a search's callbacks must stop, on every thread (Ctrl-C seen by the search's
-// monitor, or an exception from a callback): a worker thread between two batches of one item's
-// scores would otherwise go on calling a slow loss until its next poll of the search.
-using StopFlag = std::shared_ptr<std::atomic<bool>>;
-
 // Wraps `fn` (tables -> float64 losses of shape (B,)). Holds a borrowed handle: the caller
 // keeps `fn` alive for the duration of the search, and copying the std::function between
-// threads must not touch Python reference counts. With `stop`: once set, throws SearchAborted
-// (which ends the thread's run) instead of calling Python, and an exception from a call sets it
-// before the GIL is released, so that no other thread starts a call after it.
-TableLossFn python_table_loss(py::handle fn, StopFlag stop = nullptr) {
-  return [fn, stop](const TableBuffer& buffer, std::int64_t B, std::int32_t R, std::int32_t C, double* out) {
-    if (stop && stop->load()) throw SearchAborted{};
+// threads must not touch Python reference counts. With `calls` (a search, whose runs share
+// them): once stopped, throws SearchAborted (which ends the thread's run) instead of calling
+// Python; an exception from a call stops them before the GIL is released, so that no other
+// thread starts a call after it, and a call in flight that stopping interrupted (with
+// KeyboardInterrupt) ends as that stop (SearchAborted), not as an error of the loss.
+TableLossFn python_table_loss(py::handle fn, std::shared_ptr<PluginCalls> calls = nullptr) {
+  return [fn, calls](const TableBuffer& buffer, std::int64_t B, std::int32_t R, std::int32_t C, double* out) {
+    if (calls && calls->stopped()) throw SearchAborted{};
     py::gil_scoped_acquire gil;
-    if (stop && stop->load()) throw SearchAborted{};  // set while this thread waited for the GIL
+    if (calls && calls->stopped()) throw SearchAborted{};  // stopped while this thread waited for the GIL
+    std::optional<PluginCalls::Call> call;
+    if (calls) call.emplace(*calls);
     try {
       // The array keeps the buffer alive if the callee holds on to it.
       py::capsule owner(new TableBuffer(buffer), [](void* p) { delete static_cast<TableBuffer*>(p); });
@@ -57,19 +57,28 @@ TableLossFn python_table_loss(py::handle fn, StopFlag stop = nullptr) {
         throw std::runtime_error("loss callback must return a 1-D float array with one value per table (" +
                                  std::to_string(B) + ")");
       std::copy(values.data(), values.data() + B, out);
+    } catch (py::error_already_set& e) {
+      // An interrupted call ends as the stop, whatever the loss made of the interruption: what
+      // stopped the search (Ctrl-C, a progress error, another call's error) is raised instead.
+      if (call && call->end()) throw SearchAborted{};
+      if (calls) calls->stop();
+      throw;
     } catch (...) {
-      if (stop) stop->store(true);
+      if (calls) calls->stop();
       throw;
     }
   };
 }
 
-// `monitor`, also setting `stop` when it stops the search (Ctrl-C, a progress callable's error).
-Monitor stopping(Monitor monitor, StopFlag stop) {
+// `monitor`, also stopping `calls` when it stops the search (Ctrl-C, a progress callable's error).
+Monitor stopping(Monitor monitor, std::shared_ptr<PluginCalls> calls) {
   if (!monitor) return monitor;
-  return [monitor = std::move(monitor), stop = std::move(stop)](const Progress& p) {
+  return [monitor = std::move(monitor), calls = std::move(calls)](const Progress& p) {
     const bool halt = monitor(p);
-    if (halt) stop->store(true);
+    if (halt && !calls->stopped()) {
+      py::gil_scoped_acquire gil;
+      calls->stop();
+    }
     return halt;
   };
 }
@@ -120,11 +129,11 @@ void bind_plugins(py::module_& m) {
         check_max_cells(max_cells);
         // `loss` outlives the search: pybind11 holds the argument until the call returns.
         auto layout = std::make_shared<TableLayout>(draws.clusters_per_draw().data(), draws.H());
-        auto stop = std::make_shared<std::atomic<bool>>(false);
-        const TableLossFn fn = python_table_loss(loss, stop);
-        return PreparedSearch{draws.n(), [&draws, layout, fn, stop, max_clusters, max_cells](
+        auto calls = std::make_shared<PluginCalls>();
+        const TableLossFn fn = python_table_loss(loss, calls);
+        return PreparedSearch{draws.n(), [&draws, layout, fn, calls, max_clusters, max_cells](
                                              const SearchOptions& opts, Monitor monitor) {
-                                monitor = stopping(std::move(monitor), stop);
+                                monitor = stopping(std::move(monitor), calls);
                                 return draws.visit([&](auto v) {
                                   using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
                                   return run_salso(

@@ -258,6 +258,9 @@ class CountTable {
   // Saves the table and the allocation for restore(), which gives the columns their snapshot
   // versions back: values read before it are valid again, those since never (the clock goes on).
   void snapshot() {
+    // Room for the widest layout, once: a later snapshot of a wider layout would otherwise
+    // allocate its copy while the narrower one is still held (two snapshots at the peak).
+    snap_cnt_.reserve(static_cast<std::size_t>(d_.rows * full_stride_));
     snap_cnt_.assign(cnt_, cnt_ + static_cast<std::size_t>(d_.rows * stride_));
     snap_stride_ = stride_;
     snap_cap_ = cap_;

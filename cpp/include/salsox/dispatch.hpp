@@ -61,12 +61,12 @@ class StopControl {
     p.seconds = seconds_since(t0_);
     return p;
   }
-  // Cheap; call often. Polls the monitor at most every 50 ms, on the calling thread only;
-  // throws SearchAborted once the search must stop.
+  // Cheap (a clock read on the calling thread); call often. Polls the monitor at most every
+  // 50 ms, on the calling thread only; throws SearchAborted once the search must stop. The clock,
+  // not a count of polls, decides: one poll may be seconds from the next (a slow plugin loss).
   void poll() {
     if (stopped()) throw SearchAborted{};
-    // Only the calling thread counts ticks: no race, no cache line written by every thread.
-    if (!monitor_ || std::this_thread::get_id() != caller_ || ++tick_ % 16 != 0) return;
+    if (!monitor_ || std::this_thread::get_id() != caller_) return;
     if (check_monitor()) throw SearchAborted{};
   }
   // The calling thread, idle while other threads finish their runs: polls without throwing.
@@ -83,9 +83,8 @@ class StopControl {
   bool interrupted_ = false;
   const std::thread::id caller_ = std::this_thread::get_id();
   const Clock::time_point t0_ = Clock::now();
-  // Written by the calling thread only, on a line of their own (every thread reads stop_).
-  alignas(64) std::uint64_t tick_ = 0;
-  Clock::time_point last_ = Clock::now();
+  // Written by the calling thread only, on a line of its own (every thread reads stop_).
+  alignas(64) Clock::time_point last_ = Clock::now();
 
   // Calls the monitor if 50 ms have passed since its last call; returns whether to stop.
   bool check_monitor() {

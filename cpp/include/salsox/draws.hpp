@@ -30,27 +30,31 @@ class CompactDraws {
   static constexpr std::int64_t kMaxClustersPerDraw = 65536;
 
   // `raw` is H x n row-major with arbitrary integer labels; each draw is relabelled 0..k-1.
-  // Two passes (count, then write) so that no H x n temporary is ever held.
+  // Draws of at most 256 clusters (nearly all) are relabelled once, straight into 8-bit labels;
+  // a draw with more sends them all through two passes (count, then write 16-bit labels), so
+  // that no H x n temporary is ever held.
   template <class Int>
   CompactDraws(const Int* raw, std::int64_t H, std::int64_t n) : n_(n), H_(H) {
     if (H <= 0 || n <= 0) throw std::invalid_argument("draws must have at least one draw and one item");
     k_.resize(H);
     Relabeller<Int> relabel(n);
-    for (std::int64_t h = 0; h < H; ++h) {
-      const std::int64_t k = relabel(raw + h * n);
-      assert(k >= 1 && k <= n);  // a non-empty row has 1..n distinct labels
-      if (k > kMaxClustersPerDraw)
-        throw std::invalid_argument("draw " + std::to_string(h) + " has " + std::to_string(k) +
-                                    " clusters; at most 65536 clusters per draw are supported");
-      k_[h] = static_cast<std::int32_t>(k);
+    wide_ = !fill(raw, relabel, narrow_labels_);
+    if (wide_) {
+      std::vector<std::uint8_t>().swap(narrow_labels_);
+      for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t k = relabel(raw + h * n);
+        assert(k >= 1 && k <= n);  // a non-empty row has 1..n distinct labels
+        if (k > kMaxClustersPerDraw)
+          throw std::invalid_argument("draw " + std::to_string(h) + " has " + std::to_string(k) +
+                                      " clusters; at most 65536 clusters per draw are supported");
+      }
+      [[maybe_unused]] const bool fits = fill(raw, relabel, wide_labels_);
+      assert(fits);
     }
     kmax_ = *std::max_element(k_.begin(), k_.end());
     base_.resize(H + 1);
     base_[0] = 0;
     for (std::int64_t h = 0; h < H; ++h) base_[h + 1] = base_[h] + k_[h];
-    wide_ = kmax_ > 256;
-    if (wide_) fill(raw, relabel, wide_labels_);
-    else fill(raw, relabel, narrow_labels_);
   }
 
   std::int64_t n() const { return n_; }
@@ -100,13 +104,17 @@ class CompactDraws {
   struct Relabeller {
     explicit Relabeller(std::int64_t n) : n(n), out(n) {}
     std::int64_t operator()(const Int* row) {
-      const auto [lo, hi] = std::minmax_element(row, row + n);
-      const long double span = static_cast<long double>(*hi) - static_cast<long double>(*lo);
+      Int lo = row[0], hi = row[0];
+      for (std::int64_t i = 1; i < n; ++i) {  // min and max without branches: vectorised
+        lo = std::min(lo, row[i]);
+        hi = std::max(hi, row[i]);
+      }
+      const long double span = static_cast<long double>(hi) - static_cast<long double>(lo);
       std::int64_t k = 0;
       if (span < 4.0L * n + 16) {  // dense labels: direct lookup
         lookup.assign(static_cast<std::size_t>(span) + 1, -1);
         for (std::int64_t i = 0; i < n; ++i) {
-          auto& slot = lookup[static_cast<std::size_t>(row[i] - *lo)];
+          auto& slot = lookup[static_cast<std::size_t>(row[i] - lo)];
           if (slot < 0) slot = static_cast<std::int32_t>(k++);
           out[i] = slot;
         }
@@ -127,22 +135,27 @@ class CompactDraws {
     std::vector<std::pair<Int, std::int64_t>> sorted;
   };
 
-  // Writes item-major labels, a block of draws at a time for cache-friendly stores.
+  // Writes item-major labels, a block of draws at a time for cache-friendly stores, and each
+  // draw's clusters into k_; false (and dst incomplete) when a draw has more clusters than a
+  // Label holds.
   template <class Int, class Label>
-  void fill(const Int* raw, Relabeller<Int>& relabel, std::vector<Label>& dst) {
+  bool fill(const Int* raw, Relabeller<Int>& relabel, std::vector<Label>& dst) {
     constexpr std::int64_t kBlock = 16;
+    constexpr std::int64_t kMostClusters = std::int64_t{1} << (8 * sizeof(Label));
     dst.resize(static_cast<std::size_t>(H_ * n_));
     std::vector<Label> block(static_cast<std::size_t>(kBlock * n_));
     for (std::int64_t h0 = 0; h0 < H_; h0 += kBlock) {
       const std::int64_t nb = std::min(kBlock, H_ - h0);
       for (std::int64_t b = 0; b < nb; ++b) {
-        [[maybe_unused]] const std::int64_t k = relabel(raw + (h0 + b) * n_);
-        assert(k == k_[h0 + b]);  // the same relabelling as the counting pass
+        const std::int64_t k = relabel(raw + (h0 + b) * n_);
+        if (k > kMostClusters) return false;
+        k_[h0 + b] = static_cast<std::int32_t>(k);
         for (std::int64_t i = 0; i < n_; ++i) block[b * n_ + i] = static_cast<Label>(relabel.out[i]);
       }
       for (std::int64_t i = 0; i < n_; ++i)
         for (std::int64_t b = 0; b < nb; ++b) dst[i * H_ + h0 + b] = block[b * n_ + i];
     }
+    return true;
   }
 
   std::int64_t n_, H_;
