@@ -27,7 +27,7 @@ class CountTableState {
 
   // `opts`: the search's settings (options.hpp).
   CountTableState(const DrawsView<Label>& draws, const CountLoss& loss, std::int32_t max_clusters,
-                  const EngineOptions& opts = EngineOptions::from_env(false))
+                  const EngineOptions& opts)
       : table_(draws, max_clusters, !loss.additive()), d_(draws), loss_(loss), track_stats_(!loss.additive()) {
     if (track_stats_) {
       D_.assign(d_.H, 0.0);
@@ -62,7 +62,6 @@ class CountTableState {
   const std::vector<std::int32_t>& labels() const { return table_.labels(); }
   const Count* counts() const { return table_.counts(); }
   std::int64_t stride() const { return table_.stride(); }
-  std::int64_t row_index(std::int64_t h, std::int64_t l) const { return table_.row_index(h, l); }
   std::int32_t allocated_column() const { return table_.allocated_column(); }
   const DrawsView<Label>& draws() const { return table_.draws(); }
   std::uint64_t column_version(std::int32_t k) const { return table_.column_version(k); }
