@@ -11,7 +11,6 @@
 #include "count_storage.hpp"
 #include "count_types.hpp"
 #include "countsum_loss.hpp"
-#include "countsum_state.hpp"
 #include "draw_blocks.hpp"
 #include "draws.hpp"
 #include "threads.hpp"
