@@ -21,6 +21,28 @@
 
 namespace salsox {
 
+// An unallocated item's NID terms in one draw, kept by chunks of draws (see score_nid): Hr,
+// then Hj - Hr, Hj / Hr and 1 / Hr, each kNidTerms further on (a chunk and its padding).
+constexpr std::int64_t kNidTerms = 256 + kThresholdLanes;
+inline void nid_terms(double* at, double hr, double hj, double inv_hr) {
+  at[0] = hr;
+  at[kNidTerms] = hj - hr;
+  at[2 * kNidTerms] = hj * inv_hr;
+  at[3 * kNidTerms] = inv_hr;
+}
+
+#if SALSOX_SIMD_X86
+// The cell differences dc[x] of four slots of a row (x: their counts less the item's own, see
+// slot_lanes) where x is nonzero and the slot in use (`mask`), 0 elsewhere.
+template <class Count>
+SALSOX_TARGET_AVX2 inline __m256d lane_cell_diffs(const Count* row, const SlotLanes& lane, const double* dc,
+                                                  __m256d& mask) {
+  const __m128i x = _mm_sub_epi32(counts4_epi32(row), lane.at_dec);
+  mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane.keep)));
+  return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), dc, x, mask, 8);
+}
+#endif
+
 template <class Label, class Count>
 class EntropyScorer : public TableScorer<Label, Count> {
   using Base = TableScorer<Label, Count>;
@@ -73,15 +95,46 @@ class EntropyScorer : public TableScorer<Label, Count> {
   SALSOX_TARGET_AVX2 __attribute__((flatten)) void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t,
                                                                   const EntropyScale&, double*, double*) const;
 #endif
+
+  // A draw's Hr and 1 / Hr for score_nid's cells, its other terms kept in `at`: a scan's Hj at the
+  // draw's rank (kScan), else an unallocated item's nid_terms.
   struct NidDraw {
     double hr, inv_hr;
   };
   template <bool kScan>
   SALSOX_INLINE NidDraw nid_draw(const EntropyScale& ent, double Dn, double J, std::int64_t h, std::int64_t hi,
-                                 double* at) const;
+                                 double* at) const {
+    if constexpr (kScan) {
+      at[rank_[h]] = ent(J);
+      return {hr_draw_[h], inv_hr_draw_[h]};
+    }
+    const double hr = ent(Dn), inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+    nid_terms(at + (hi - 1 - h), hr, ent(J), inv_hr);
+    return {hr, inv_hr};
+  }
+
+  // score_nid's pass over draws hi-1 down to lo: each draw's terms (nid_draw) into `at`, and into
+  // acc[k] each nonzero cell's (Hj - min(Hr, He)) / max(Hr, He) less a zero cell's, which is
+  // dcell(x) / m lower in a cell the item joins (1 / max stored as 0 when negligible). With
+  // `vectors` > 0, every slot a lane of nid_draws_avx2.
   template <SimdPath P, bool kScan>
   SALSOX_INLINE void nid_cells(std::int32_t vectors, std::int64_t i, std::int64_t lo, std::int64_t hi,
-                               const EntropyScale& ent, double* acc, std::int32_t* nz, double* at) const;
+                               const EntropyScale& ent, double* acc, std::int32_t* nz, double* at) const {
+#if SALSOX_SIMD_X86
+    if (vectors > 0)
+      return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
+        nid_draws_avx2<decltype(v)::value, kScan>(i, lo, hi, ent, acc, at);
+      });
+#endif
+    const std::int32_t q = s_.slots();
+    const double *dc = s_.cell_diffs(), *he = he_.data(), *inv_he = inv_he_.data();
+    for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
+      const NidDraw t = nid_draw<kScan>(ent, Dn, J, h, hi, at);
+      s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        acc[k] += vselect(t.hr > he[k], t.inv_hr, inv_he[k]) * dc[row[k] - (k == dec)];
+      });
+    });
+  }
 
   const CountLoss& loss_;
   const bool lane_cells_;
@@ -111,28 +164,6 @@ EntropyScorer<Label, Count>::EntropyScorer(const typename Base::State& state, co
   order_.assign(slots, 0);
   if (loss_.kind == LossKind::ID) cells_ = std::make_unique<CellSumScorer<Label, Count>>(state, opts);
 }
-
-// An unallocated item's NID terms in one draw, kept by chunks of draws (see score_nid): Hr,
-// then Hj - Hr, Hj / Hr and 1 / Hr, each kNidTerms further on (a chunk and its padding).
-constexpr std::int64_t kNidTerms = 256 + kThresholdLanes;
-inline void nid_terms(double* at, double hr, double hj, double inv_hr) {
-  at[0] = hr;
-  at[kNidTerms] = hj - hr;
-  at[2 * kNidTerms] = hj * inv_hr;
-  at[3 * kNidTerms] = inv_hr;
-}
-
-#if SALSOX_SIMD_X86
-// The cell differences dc[x] of four slots of a row (x: their counts less the item's own, see
-// slot_lanes) where x is nonzero and the slot in use (`mask`), 0 elsewhere.
-template <class Count>
-SALSOX_TARGET_AVX2 inline __m256d lane_cell_diffs(const Count* row, const SlotLanes& lane, const double* dc,
-                                                  __m256d& mask) {
-  const __m128i x = _mm_sub_epi32(counts4_epi32(row), lane.at_dec);
-  mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane.keep)));
-  return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), dc, x, mask, 8);
-}
-#endif
 
 // Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
 template <class Label, class Count>
@@ -474,47 +505,6 @@ SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nid_draws_avx2(std::int64_t
   for (int v = 0; v < V; ++v) _mm256_storeu_pd(acc + 4 * v, sum[v]);
 }
 #endif
-
-// A draw's Hr and 1 / Hr for score_nid's cells, its other terms kept in `at`: a scan's Hj at the
-// draw's rank (kScan), else an unallocated item's nid_terms.
-template <class Label, class Count>
-template <bool kScan>
-inline typename EntropyScorer<Label, Count>::NidDraw EntropyScorer<Label, Count>::nid_draw(
-    const EntropyScale& ent, double Dn, double J, std::int64_t h, std::int64_t hi, double* at) const {
-  if constexpr (kScan) {
-    at[rank_[h]] = ent(J);
-    return {hr_draw_[h], inv_hr_draw_[h]};
-  } else {
-    const double hr = ent(Dn), inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-    nid_terms(at + (hi - 1 - h), hr, ent(J), inv_hr);
-    return {hr, inv_hr};
-  }
-}
-
-// score_nid's pass over draws hi-1 down to lo: each draw's terms (nid_draw) into `at`, and into
-// acc[k] each nonzero cell's (Hj - min(Hr, He)) / max(Hr, He) less a zero cell's, which is
-// dcell(x) / m lower in a cell the item joins (1 / max stored as 0 when negligible). With
-// `vectors` > 0, every slot a lane of nid_draws_avx2.
-template <class Label, class Count>
-template <SimdPath P, bool kScan>
-inline void EntropyScorer<Label, Count>::nid_cells(std::int32_t vectors, std::int64_t i, std::int64_t lo,
-                                                  std::int64_t hi, const EntropyScale& ent, double* acc,
-                                                  std::int32_t* nz, double* at) const {
-#if SALSOX_SIMD_X86
-  if (vectors > 0)
-    return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
-      nid_draws_avx2<decltype(v)::value, kScan>(i, lo, hi, ent, acc, at);
-    });
-#endif
-  const std::int32_t q = s_.slots();
-  const double *dc = s_.cell_diffs(), *he = he_.data(), *inv_he = inv_he_.data();
-  for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
-    const NidDraw t = nid_draw<kScan>(ent, Dn, J, h, hi, at);
-    s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-      acc[k] += vselect(t.hr > he[k], t.inv_hr, inv_he[k]) * dc[row[k] - (k == dec)];
-    });
-  });
-}
 
 template <class Label, class Count>
 template <SimdPath P>
