@@ -121,31 +121,9 @@ class CountSumState {
   // The formula's value in every draw for the current allocation, from scratch (sums in a
   // fixed order, so no incremental rounding leaks into reported values).
   void draw_losses(double* out) const {
-    const Count* cnt = table_.counts();
-    const std::int64_t stride = table_.stride();
-    const std::int32_t q = table_.slots();
     std::vector<double> est(static_cast<std::size_t>(plan_.n_est) + 1, 0.0),
         cell(static_cast<std::size_t>(plan_.n_cell) + 1), draw(static_cast<std::size_t>(plan_.n_draw) + 1), scratch;
     estimate_sums(est.data());
-    if (plan_.n_cell == 1 && plan_.n_draw == 1) {
-      // The usual shape. g(0) is +-0 (checked when tabulated) and c never -0, so a zero cell
-      // changes no bit of c: from 8 slots only the nonzero cells are visited.
-      const double* gc = loss_.g[0][0].data();
-      const double* gd = loss_.g[2][0].data();
-      const bool sparse = q >= 8 && q <= 64;
-      for (std::int64_t h = 0; h < d_.H; ++h) {
-        double c = 0.0, e = 0.0;
-        auto row_at = [&](std::int64_t r) SALSOX_INLINE { return cnt + table_.row_index(h, r) * stride; };
-        auto add_cell = [&](Count x) SALSOX_INLINE { c += gc[x]; };
-        auto add_row = [&](std::int64_t, std::int64_t s) SALSOX_INLINE { e += gd[s]; };
-        if (sparse) sum_draw_rows<Cells::NonzeroMask, Label, Count>(d_.k[h], q, row_at, add_cell, add_row);
-        else sum_draw_rows<Cells::All, Label, Count>(d_.k[h], q, row_at, add_cell, add_row);
-        cell[0] = c;
-        draw[0] = e;
-        out[h] = loss_.evaluate(static_cast<double>(table_.allocated()), cell.data(), est.data(), draw.data(), scratch);
-      }
-      return;
-    }
     for (std::int64_t h = 0; h < d_.H; ++h) {
       table_sums(h, cell.data(), draw.data(), 1, nullptr);
       out[h] = loss_.evaluate(static_cast<double>(table_.allocated()), cell.data(), est.data(), draw.data(), scratch);
@@ -177,16 +155,34 @@ class CountSumState {
   }
 
   // Draw h's cell and draw sums from the table into cell[j * step] and draw[j * step], rows in
-  // order, each row's nonzero cells in slot order (g(0) = +-0 and a sum from +0 adding it keeps
-  // its bits); each row's allocated items into alloc[r] unless alloc is null.
+  // order, each row's cells in slot order; each row's allocated items into alloc[r] unless alloc
+  // is null. g(0) is +-0 (checked when tabulated) and a sum from +0 adding it keeps its bits, so
+  // zero cells may be skipped: in the usual shape (one cell and one draw sum, kept in registers)
+  // they are found sixteen at a time from 8 slots, else one at a time.
   void table_sums(std::int64_t h, double* cell, double* draw, std::int64_t step, std::int32_t* alloc) const {
     const std::int32_t q = table_.slots();
-    for (std::int32_t j = 0; j < plan_.n_cell; ++j) cell[j * step] = 0.0;
-    for (std::int32_t j = 0; j < plan_.n_draw; ++j) draw[j * step] = 0.0;
     const Count* cnt = table_.counts();
     const std::int64_t stride = table_.stride();
+    auto row_at = [&](std::int64_t r) SALSOX_INLINE { return cnt + table_.row_index(h, r) * stride; };
+    if (plan_.n_cell == 1 && plan_.n_draw == 1) {
+      const double* gc = loss_.g[0][0].data();
+      const double* gd = loss_.g[2][0].data();
+      double c = 0.0, e = 0.0;
+      auto add_cell = [&](Count x) SALSOX_INLINE { c += gc[x]; };
+      auto add_row = [&](std::int64_t r, std::int64_t s) SALSOX_INLINE {
+        if (alloc) alloc[d_.base[h] + r] = static_cast<std::int32_t>(s);
+        e += gd[s];
+      };
+      if (q >= 8 && q <= 64) sum_draw_rows<Cells::NonzeroMask, Label, Count>(d_.k[h], q, row_at, add_cell, add_row);
+      else sum_draw_rows<Cells::All, Label, Count>(d_.k[h], q, row_at, add_cell, add_row);
+      cell[0] = c;
+      draw[0] = e;
+      return;
+    }
+    for (std::int32_t j = 0; j < plan_.n_cell; ++j) cell[j * step] = 0.0;
+    for (std::int32_t j = 0; j < plan_.n_draw; ++j) draw[j * step] = 0.0;
     sum_draw_rows<Cells::Nonzero, Label, Count>(
-        d_.k[h], q, [&](std::int64_t r) SALSOX_INLINE { return cnt + table_.row_index(h, r) * stride; },
+        d_.k[h], q, row_at,
         [&](Count x) SALSOX_INLINE {
           for (std::int32_t j = 0; j < plan_.n_cell; ++j) cell[j * step] += loss_.g[0][j][x];
         },
@@ -204,9 +200,40 @@ class CountSumState {
     }
   }
 
-  // Calls f(visit) with the table's per-draw visitor for add or remove (countsum_update.hpp).
+  // Calls f(visit) with the visitor that the table's add (kAdd) or remove of item i calls per
+  // draw with the item's cell count x before the change, so that the sums follow in the table's
+  // own pass. Each draw's sums are its own: the pass may be shared between threads.
   template <bool kAdd, class F>
-  void with_sums_visitor(std::int64_t i, const F& f);
+  void with_sums_visitor(std::int64_t i, const F& f) {
+    const Label* lab = d_.item(i);
+    const std::int64_t* base = d_.base;
+    std::int32_t* alloc = sums_.alloc.data();
+    double* cell = sums_.cell.data();
+    double* draw = sums_.draw.data();
+    if (plan_.n_cell == 1 && plan_.n_draw == 1) {  // the usual shape, with the tables' pointers in registers
+      const double* dc = plan_.diff[0][0].data();
+      const double* dd = plan_.diff[2][0].data();
+      f([=](std::int64_t h, std::int64_t x) {
+        const std::int64_t c = kAdd ? x : x - 1;
+        const std::int64_t r = base[h] + lab[h];
+        const std::int64_t s = kAdd ? alloc[r]++ : --alloc[r];
+        cell[h] += kAdd ? dc[c] : -dc[c];
+        draw[h] += kAdd ? dd[s] : -dd[s];
+      });
+      return;
+    }
+    const std::vector<double>* dcs = plan_.diff[0].data();
+    const std::vector<double>* dds = plan_.diff[2].data();
+    const std::int32_t nc = plan_.n_cell, nd = plan_.n_draw;
+    const std::int64_t H = d_.H;
+    f([=](std::int64_t h, std::int64_t x) {
+      const std::int64_t c = kAdd ? x : x - 1;
+      const std::int64_t r = base[h] + lab[h];
+      const std::int64_t s = kAdd ? alloc[r]++ : --alloc[r];
+      for (std::int32_t j = 0; j < nc; ++j) cell[j * H + h] += kAdd ? dcs[j][c] : -dcs[j][c];
+      for (std::int32_t j = 0; j < nd; ++j) draw[j * H + h] += kAdd ? dds[j][s] : -dds[j][s];
+    });
+  }
 
   // out[k] (k = 0..q, q a new cluster) = sum over draws of the formula with item i in slot k,
   // item i being virtually removed from slot `old` first (-1: unallocated).
@@ -246,5 +273,3 @@ class CountSumState {
 };
 
 }  // namespace salsox
-
-#include "countsum_update.hpp"

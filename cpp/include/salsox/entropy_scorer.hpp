@@ -21,6 +21,28 @@
 
 namespace salsox {
 
+// An unallocated item's NID terms in one draw, kept by chunks of draws (see score_nid): Hr,
+// then Hj - Hr, Hj / Hr and 1 / Hr, each kNidTerms further on (a chunk and its padding).
+constexpr std::int64_t kNidTerms = 256 + kThresholdLanes;
+inline void nid_terms(double* at, double hr, double hj, double inv_hr) {
+  at[0] = hr;
+  at[kNidTerms] = hj - hr;
+  at[2 * kNidTerms] = hj * inv_hr;
+  at[3 * kNidTerms] = inv_hr;
+}
+
+#if SALSOX_SIMD_X86
+// The cell differences dc[x] of four slots of a row (x: their counts less the item's own, see
+// slot_lanes) where x is nonzero and the slot in use (`mask`), 0 elsewhere.
+template <class Count>
+SALSOX_TARGET_AVX2 inline __m256d lane_cell_diffs(const Count* row, const SlotLanes& lane, const double* dc,
+                                                  __m256d& mask) {
+  const __m128i x = _mm_sub_epi32(counts4_epi32(row), lane.at_dec);
+  mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane.keep)));
+  return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), dc, x, mask, 8);
+}
+#endif
+
 template <class Label, class Count>
 class EntropyScorer : public TableScorer<Label, Count> {
   using Base = TableScorer<Label, Count>;
@@ -69,10 +91,50 @@ class EntropyScorer : public TableScorer<Label, Count> {
   template <int V>
   SALSOX_TARGET_AVX2 __attribute__((flatten)) void nvi_draws_avx2(std::int64_t, std::int64_t, std::int64_t,
                                                                   const EntropyScale&, double*) const;
-  template <int V, bool kAlloc>
+  template <int V, bool kScan>
   SALSOX_TARGET_AVX2 __attribute__((flatten)) void nid_draws_avx2(std::int64_t, std::int64_t, std::int64_t,
                                                                   const EntropyScale&, double*, double*) const;
 #endif
+
+  // A draw's Hr and 1 / Hr for score_nid's cells, its other terms kept in `at`: a scan's Hj at the
+  // draw's rank (kScan), else an unallocated item's nid_terms.
+  struct NidDraw {
+    double hr, inv_hr;
+  };
+  template <bool kScan>
+  SALSOX_INLINE NidDraw nid_draw(const EntropyScale& ent, double Dn, double J, std::int64_t h, std::int64_t hi,
+                                 double* at) const {
+    if constexpr (kScan) {
+      at[rank_[h]] = ent(J);
+      return {hr_draw_[h], inv_hr_draw_[h]};
+    }
+    const double hr = ent(Dn), inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
+    nid_terms(at + (hi - 1 - h), hr, ent(J), inv_hr);
+    return {hr, inv_hr};
+  }
+
+  // score_nid's pass over draws hi-1 down to lo: each draw's terms (nid_draw) into `at`, and into
+  // acc[k] each nonzero cell's (Hj - min(Hr, He)) / max(Hr, He) less a zero cell's, which is
+  // dcell(x) / m lower in a cell the item joins (1 / max stored as 0 when negligible). With
+  // `vectors` > 0, every slot a lane of nid_draws_avx2.
+  template <SimdPath P, bool kScan>
+  SALSOX_INLINE void nid_cells(std::int32_t vectors, std::int64_t i, std::int64_t lo, std::int64_t hi,
+                               const EntropyScale& ent, double* acc, std::int32_t* nz, double* at) const {
+#if SALSOX_SIMD_X86
+    if (vectors > 0)
+      return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
+        nid_draws_avx2<decltype(v)::value, kScan>(i, lo, hi, ent, acc, at);
+      });
+#endif
+    const std::int32_t q = s_.slots();
+    const double *dc = s_.cell_diffs(), *he = he_.data(), *inv_he = inv_he_.data();
+    for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
+      const NidDraw t = nid_draw<kScan>(ent, Dn, J, h, hi, at);
+      s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
+        acc[k] += vselect(t.hr > he[k], t.inv_hr, inv_he[k]) * dc[row[k] - (k == dec)];
+      });
+    });
+  }
 
   const CountLoss& loss_;
   const bool lane_cells_;
@@ -101,16 +163,6 @@ EntropyScorer<Label, Count>::EntropyScorer(const typename Base::State& state, co
   sorted_he_.assign(slots, 0.0);
   order_.assign(slots, 0);
   if (loss_.kind == LossKind::ID) cells_ = std::make_unique<CellSumScorer<Label, Count>>(state, opts);
-}
-
-// An unallocated item's NID terms in one draw, kept by chunks of draws (see score_nid): Hr,
-// then Hj - Hr, Hj / Hr and 1 / Hr, each kNidTerms further on (a chunk and its padding).
-constexpr std::int64_t kNidTerms = 256 + kThresholdLanes;
-inline void nid_terms(double* at, double hr, double hj, double inv_hr) {
-  at[0] = hr;
-  at[kNidTerms] = hj - hr;
-  at[2 * kNidTerms] = hj * inv_hr;
-  at[3 * kNidTerms] = inv_hr;
 }
 
 // Entropy (bits) of a partition of m items from its sum of x log2 x; clamped at 0.
@@ -232,10 +284,8 @@ SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nvi_draws_avx2(std::int64_t
     const __m256d Jv = _mm256_set1_pd(J), hrv = _mm256_set1_pd(t.hr), invv = _mm256_set1_pd(t.inv);
     const __m256d zc = _mm256_set1_pd(t.zero_const);
     for (int v = 0; v < V; ++v) {
-      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), lane[v].at_dec);
-      const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane[v].keep);
-      const __m256d mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visit));
-      const __m256d dcx = _mm256_mask_i32gather_pd(zero, dc, x, mask, 8);
+      __m256d mask;
+      const __m256d dcx = lane_cell_diffs(row + 4 * v, lane[v], dc, mask);
       // The scalar loop's cell, operation for operation.
       const __m256d hjn = _mm256_max_pd(_mm256_sub_pd(lm, _mm256_mul_pd(_mm256_add_pd(Jv, dcx), inv_m)), zero);
       const __m256d ratio = _mm256_div_pd(_mm256_sub_pd(_mm256_add_pd(hrv, he[v]), hjn), hjn);
@@ -342,24 +392,15 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
   sort_slots();
   const std::int32_t q = s_.slots();
   for (std::int32_t k = 0; k <= q; ++k) inv_he_[k] = he_[k] > ent.tiny ? 1.0 / he_[k] : 0.0;
-  const double* dc = s_.cell_diffs();
-  const double* he = he_.data();
-  const double* inv_he = inv_he_.data();
-  auto cell = [&](double* acc, std::int32_t k, std::int32_t x, double hr, double inv_hr) SALSOX_INLINE {
-    // NID = (Hj - min(Hr, He)) / top, top = max(Hr, He) (1 / top stored as 0 when negligible).
-    // In a cell the item joins, Hj is lower than in a zero cell by dcell(x) / m.
-    acc[k] += vselect(hr > he[k], inv_hr, inv_he[k]) * dc[x];
-  };
   // Both passes sum by chunks of draws: first the cells of the slots 0..q (`width` of them,
   // whole vectors with lanes), then, scoring an unallocated item, the three sums split by each
   // He. On the AVX2 path, up to 31 slots, every slot is a lane of nid_draws_avx2.
   const std::int32_t slots = q + 1;
-  const std::int32_t vectors = (slots + 3) / 4;
-  bool lanes = false;
+  std::int32_t vectors = 0;  // (0: no lanes)
 #if SALSOX_SIMD_X86
-  lanes = P != SimdPath::Baseline && vectors <= kLaneVectors && lane_cells_;
+  if (P != SimdPath::Baseline && (slots + 3) / 4 <= kLaneVectors && lane_cells_) vectors = (slots + 3) / 4;
 #endif
-  const std::int32_t width = lanes ? 4 * vectors : slots;
+  const std::int32_t width = vectors > 0 ? 4 * vectors : slots;
   const double* sums;
   if (old_ >= 0) {
     // A scan: every Hr is fixed (draw_entropies), and a bucket's draws are a run of the draws
@@ -367,24 +408,9 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
     draw_entropies(ent);
     hj_by_rank_.resize(static_cast<std::size_t>(d_.H));
     double* hj_at = hj_by_rank_.data();
-    const std::int64_t* rank = rank_.data();
-    const double* hr_of = hr_draw_.data();
-    const double* inv_hr_of = inv_hr_draw_.data();
     sums = this->template draw_chunks<P>(
         width, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
-#if SALSOX_SIMD_X86
-      if (lanes)
-        return with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
-          nid_draws_avx2<decltype(v)::value, true>(i, lo, hi, ent, acc, hj_at);
-        });
-#endif
-      for_draws(i, lo, hi, [&](double, double J, const Count* row, std::int32_t dec, std::int64_t h) SALSOX_INLINE {
-        hj_at[rank[h]] = ent(J);
-        const double hr = hr_of[h], inv_hr = inv_hr_of[h];
-        s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-          cell(acc, k, row[k] - (k == dec), hr, inv_hr);
-        });
-      });
+      nid_cells<P, true>(vectors, i, lo, hi, ent, acc, nz, hj_at);
     });
     std::int64_t r = 0;
     for (std::int32_t b = 0; b <= q + 1; ++b) {
@@ -407,24 +433,7 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
     sums = this->template draw_chunks<P>(
         width + 3 * slots, [&](std::int64_t lo, std::int64_t hi, double* acc, std::int32_t* nz) SALSOX_INLINE {
       alignas(64) double terms[4 * kNidTerms];
-#if SALSOX_SIMD_X86
-      if (lanes) {
-        with_constant<1, kLaneVectors>(vectors, [&](auto v) SALSOX_INLINE {
-          nid_draws_avx2<decltype(v)::value, false>(i, lo, hi, ent, acc, terms);
-        });
-      } else
-#endif
-      {
-        for_draws(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t dec, std::int64_t h)
-                                 SALSOX_INLINE {
-          const double hr = ent(Dn), hj = ent(J);
-          const double inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-          nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
-          s_.for_each_nonzero(row, q, dec, nz, [&](std::int32_t k) SALSOX_INLINE {
-            cell(acc, k, row[k] - (k == dec), hr, inv_hr);
-          });
-        });
-      }
+      nid_cells<P, false>(vectors, i, lo, hi, ent, acc, nz, terms);
       static_assert(kDrawChunk + kThresholdLanes <= kNidTerms, "a chunk's terms and their padding");
       std::int64_t t = hi - lo;
       for (; t % kThresholdLanes != 0; ++t) {  // taken by no threshold, and adding 0 above them
@@ -464,14 +473,13 @@ inline void EntropyScorer<Label, Count>::score_nid(std::int64_t i, double* out) 
 }
 
 #if SALSOX_SIMD_X86
-// score_nid's passes over draws hi-1 down to lo with slots 0 .. 4V-1 as lanes (see
-// nvi_draws_avx2): each draw's terms as in score_nid's loops (kAlloc: a scan's, Hj at the draw's
-// rank in hj_at; else an unallocated item's nid_terms in hj_at), then the cell loop per lane.
+// nid_cells over draws hi-1 down to lo with slots 0 .. 4V-1 as lanes (see nvi_draws_avx2): each
+// draw's terms (nid_draw), then the cell loop's operations per lane.
 template <class Label, class Count>
-template <int V, bool kAlloc>
+template <int V, bool kScan>
 SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nid_draws_avx2(std::int64_t i, std::int64_t lo,
                                                                      std::int64_t hi, const EntropyScale& ent,
-                                                                     double* acc, double* hj_at) const {
+                                                                     double* acc, double* at) const {
   const __m256d zero = _mm256_setzero_pd();
   __m256d sum[V], he[V], inv_he[V];
   SlotLanes lane[V];
@@ -481,27 +489,14 @@ SALSOX_TARGET_AVX2 void EntropyScorer<Label, Count>::nid_draws_avx2(std::int64_t
     inv_he[v] = _mm256_loadu_pd(inv_he_.data() + 4 * v);
     lane[v] = slot_lanes(4 * v, s_.slots(), old_);
   }
-  double* const terms = hj_at;  // (an unallocated item's terms, see score_nid)
   const double* dc = s_.cell_diffs();
-  this->template for_draws<8, kAlloc ? 1 : -1>(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t,
-                                                                std::int64_t h) SALSOX_TARGET_AVX2 {
-    double hr, inv_hr;
-    if constexpr (kAlloc) {
-      hj_at[rank_[h]] = ent(J);
-      hr = hr_draw_[h];
-      inv_hr = inv_hr_draw_[h];
-    } else {
-      hr = ent(Dn);
-      const double hj = ent(J);
-      inv_hr = hr > ent.tiny ? 1.0 / hr : 0.0;
-      nid_terms(terms + (hi - 1 - h), hr, hj, inv_hr);
-    }
-    const __m256d hrv = _mm256_set1_pd(hr), inv_hrv = _mm256_set1_pd(inv_hr);
+  this->template for_draws<8, kScan ? 1 : -1>(i, lo, hi, [&](double Dn, double J, const Count* row, std::int32_t,
+                                                               std::int64_t h) SALSOX_TARGET_AVX2 {
+    const NidDraw t = nid_draw<kScan>(ent, Dn, J, h, hi, at);
+    const __m256d hrv = _mm256_set1_pd(t.hr), inv_hrv = _mm256_set1_pd(t.inv_hr);
     for (int v = 0; v < V; ++v) {
-      const __m128i x = _mm_sub_epi32(counts4_epi32(row + 4 * v), lane[v].at_dec);
-      const __m128i visit = _mm_andnot_si128(_mm_cmpeq_epi32(x, _mm_setzero_si128()), lane[v].keep);
-      const __m256d mask = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visit));
-      const __m256d dcx = _mm256_mask_i32gather_pd(zero, dc, x, mask, 8);
+      __m256d mask;
+      const __m256d dcx = lane_cell_diffs(row + 4 * v, lane[v], dc, mask);
       // vselect(hr > he, 1 / hr, 1 / he) times the cell's difference, as the cell loop.
       const __m256d w = _mm256_blendv_pd(inv_he[v], inv_hrv, _mm256_cmp_pd(hrv, he[v], _CMP_GT_OQ));
       sum[v] = _mm256_blendv_pd(sum[v], _mm256_add_pd(sum[v], _mm256_mul_pd(w, dcx)), mask);

@@ -1,12 +1,9 @@
 // Expected losses of given estimates, and posterior similarity (co-clustering) matrices.
 #pragma once
 #include <algorithm>
-#include <cassert>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "count_loss.hpp"
@@ -19,8 +16,8 @@
 
 namespace salsox {
 
-// The expected loss of an estimate a block of draws at a time (DrawBlockTables), each draw's
-// summed as CountTableState::expected_loss sums it (sum_draw_rows): the same bits.
+// An estimate's per-draw losses a block of draws at a time (DrawBlockTables, block_expected_losses),
+// each draw's summed as CountTableState::expected_loss sums it (sum_draw_rows): the same bits.
 template <class Label, class Count>
 class DrawBlockLoss {
  public:
@@ -29,10 +26,23 @@ class DrawBlockLoss {
   DrawBlockLoss(const DrawsView<Label>& d, const CountLoss& loss, std::int32_t q_max)
       : d_(d), loss_(loss), tables_(d, q_max) {}
 
-  // Each draw's loss for draws [lo, hi) (hi - lo <= the tables' block()) into out[h - lo], for estimate `est`
-  // with q clusters and estimate sum E (see estimate_sum).
-  void draw_losses(const std::int32_t* est, std::int32_t q, double E, std::int64_t lo, std::int64_t hi, double* out) {
-    tables_.count(est, q, lo, hi);
+  // The estimate `est` (labels 0..q-1) whose losses draw_losses takes: its clusters q and
+  // E = sum over them of g_est(size).
+  void prepare(const std::int32_t* est) {
+    est_ = est;
+    q_ = 1;
+    for (std::int64_t i = 0; i < d_.n; ++i) q_ = std::max(q_, est[i] + 1);
+    size_.assign(static_cast<std::size_t>(q_), 0);
+    for (std::int64_t i = 0; i < d_.n; ++i) ++size_[static_cast<std::size_t>(est[i])];
+    E_ = 0.0;
+    for (std::int32_t k = 0; k < q_; ++k) E_ += loss_.g_est[static_cast<std::size_t>(size_[static_cast<std::size_t>(k)])];
+  }
+
+  // Each draw's loss for draws [lo, hi) (hi - lo <= the tables' block()) into out[h - lo].
+  void draw_losses(std::int64_t lo, std::int64_t hi, double* out) {
+    const std::int32_t q = q_;
+    const double E = E_;
+    tables_.count(est_, q, lo, hi);
     const double* g_draw = loss_.g_draw.data();
     const double* g_cell = loss_.g_cell.data();
     const double m = static_cast<double>(d_.n);
@@ -47,50 +57,16 @@ class DrawBlockLoss {
     }
   }
 
-  // The estimate's clusters q (labels 0..q-1) and E = sum over its clusters of g_est(size).
-  static std::pair<std::int32_t, double> estimate_sum(const CountLoss& loss, const std::int32_t* est, std::int64_t n,
-                                                      std::vector<std::int64_t>& size) {
-    std::int32_t q = 1;
-    for (std::int64_t i = 0; i < n; ++i) q = std::max(q, est[i] + 1);
-    size.assign(static_cast<std::size_t>(q), 0);
-    for (std::int64_t i = 0; i < n; ++i) ++size[static_cast<std::size_t>(est[i])];
-    double E = 0.0;
-    for (std::int32_t k = 0; k < q; ++k) E += loss.g_est[static_cast<std::size_t>(size[static_cast<std::size_t>(k)])];
-    return {q, E};
-  }
-
-  // The expected loss of one estimate on this thread, block after block; NaN once `interrupt` stops.
-  double expected_loss(const std::int32_t* est, Interrupt* interrupt) {
-    const auto [q, E] = estimate_sum(loss_, est, d_.n, size_);
-    double total = 0.0;
-    const std::int64_t block = tables_.block();
-    buffer_.resize(static_cast<std::size_t>(block));
-    for (std::int64_t lo = 0; lo < d_.H; lo += block) {
-      if (interrupt && interrupt->poll()) return std::numeric_limits<double>::quiet_NaN();
-      const std::int64_t hi = std::min(d_.H, lo + block);
-      draw_losses(est, q, E, lo, hi, buffer_.data());
-      for (std::int64_t h = lo; h < hi; ++h) total += buffer_[static_cast<std::size_t>(h - lo)];
-    }
-    return total / static_cast<double>(d_.H);
-  }
 
  private:
   const DrawsView<Label>& d_;
   const CountLoss& loss_;
   Tables tables_;
+  const std::int32_t* est_ = nullptr;
+  std::int32_t q_ = 1;
+  double E_ = 0.0;
   std::vector<std::int64_t> size_;
-  std::vector<double> buffer_;
 };
-
-// The estimates' largest number of clusters (labels 0..q-1).
-inline std::int32_t estimates_clusters(const std::int32_t* estimates, std::int64_t M, std::int64_t n) {
-  std::int32_t q = 1;
-  for (std::int64_t e = 0; e < M * n; ++e) {
-    assert(estimates[e] >= 0);  // canonical labels 0..q-1 index the tables
-    q = std::max(q, estimates[e] + 1);
-  }
-  return q;
-}
 
 // Bytes expected_losses allocates for M estimates of up to q clusters on `n_jobs` threads.
 template <class Label>
@@ -105,45 +81,19 @@ std::int64_t expected_losses_bytes(const DrawsView<Label>& d, std::int32_t q, st
   });
 }
 
-// Expected loss of each row of `estimates` (M x n, labels 0..q-1) (DrawBlockLoss). With fewer
-// estimates than threads, an estimate's blocks of draws are spread over the threads and summed
-// in draw order: the same bits. Stops early (values left unset) when `interrupt` fires.
+// Expected loss of each row of `estimates` (M x n, labels 0..q-1) (DrawBlockLoss,
+// block_expected_losses). Stops early (values left unset) when `interrupt` fires.
 template <class Label>
 std::vector<double> expected_losses(const DrawsView<Label>& d, const CountLoss& loss,
                                     const std::int32_t* estimates, std::int64_t M, int n_jobs,
                                     Interrupt* interrupt = nullptr) {
-  std::vector<double> out(M);
   const std::int32_t q_max = estimates_clusters(estimates, M, d.n);
-  int threads = loop_threads(n_jobs, std::numeric_limits<std::int64_t>::max());
-  with_count_type(d.n, [&](auto count) {
+  return with_count_type(d.n, [&](auto count) {
     using Eval = DrawBlockLoss<Label, decltype(count)>;
-    const std::int64_t block = Eval::Tables::block_draws(d.kmax, q_max);
-    const std::int64_t blocks = (d.H + block - 1) / block;
-    threads = loop_threads(threads, M < threads ? blocks : M);
-    // Built up front, so that an allocation failure surfaces before any thread starts.
-    std::vector<std::unique_ptr<Eval>> evals;
-    for (int t = 0; t < threads; ++t) evals.push_back(std::make_unique<Eval>(d, loss, q_max));
-    if (M >= threads) {
-      parallel_for(threads, M, interrupt, [&](std::int64_t e, int t) {
-        out[e] = evals[t]->expected_loss(estimates + e * d.n, interrupt);
-      });
-      return;
-    }
-    std::vector<double> per_draw(static_cast<std::size_t>(d.H));
-    std::vector<std::int64_t> size;
-    for (std::int64_t e = 0; e < M; ++e) {
-      const std::int32_t* est = estimates + e * d.n;
-      const auto [q, E] = Eval::estimate_sum(loss, est, d.n, size);
-      parallel_for(threads, blocks, interrupt, [&, q = q, E = E](std::int64_t b, int t) {
-        evals[t]->draw_losses(est, q, E, b * block, std::min(d.H, (b + 1) * block), per_draw.data() + b * block);
-      });
-      if (interrupt && interrupt->stopped()) return;
-      double total = 0.0;
-      for (std::int64_t h = 0; h < d.H; ++h) total += per_draw[static_cast<std::size_t>(h)];
-      out[e] = total / static_cast<double>(d.H);
-    }
+    return block_expected_losses<Eval>(
+        d, estimates, M, q_max, n_jobs, interrupt, [&] { return std::make_unique<Eval>(d, loss, q_max); },
+        [](std::int64_t, std::int64_t, double) {});
   });
-  return out;
 }
 
 template <class T>

@@ -29,8 +29,7 @@ namespace salsox {
 
 enum class SimdPath : int { Baseline = 0, AVX2 = 1 };
 
-// Slots per vector on each path (the scratch arrays of the scores are padded to kSimdPad).
-constexpr int simd_width(SimdPath p) { return p == SimdPath::AVX2 ? 4 : 2; }
+// Padding of the scores' scratch arrays past their slots: the vector loops read whole vectors.
 constexpr int kSimdPad = 8;
 
 inline const char* simd_name(SimdPath p) {
