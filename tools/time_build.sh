@@ -35,7 +35,7 @@ timed() {  # timed LABEL CMD...: runs CMD, prints "LABEL wall cpu"
 launcher="$root/launcher"
 cat >"$launcher" <<'LAUNCH'
 #!/usr/bin/env bash
-src=$(printf '%s\n' "$@" | grep -m1 -E '\.cpp$' || echo link)
+src=$(printf '%s\n' "$@" | grep -m1 -E '\.(cpp|cxx)$' || echo link)
 exec /usr/bin/time -a -o "$SALSOX_UNIT_TIMES" -f "%U %S $(basename "$src")" "$@"
 LAUNCH
 chmod +x "$launcher"

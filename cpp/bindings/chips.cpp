@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "salsox/chips.hpp"
 #include "salsox/draws.hpp"
 #include "common.hpp"
+#include "engine_calls.hpp"
 
 namespace py = pybind11;
 using namespace salsox;
@@ -31,18 +31,15 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
     init = initial->data();
   }
   const ChipsOptions opts{n_runs, threshold, n_jobs, seed, first_run};
-  ChipsStart start;
-  ChipsRuns res;
-  std::vector<ChipsRow> rows;
+  ChipsOutcome outcome;
   PythonMonitor monitor{py::none()};
   {
     py::gil_scoped_release release;
-    draws.visit([&](auto v) {
-      start = chips_start(v, init);
-      res = run_chips(v, start, opts, monitor.monitor());
-    });
-    if (!res.interrupted) rows = mode == "path" ? chips_path(start, res.runs) : chips_finals(start, res.runs);
+    outcome = chips_runs(draws, init, opts, mode == "path", monitor.monitor());
   }
+  const ChipsStart& start = outcome.start;
+  const ChipsRuns& res = outcome.runs;
+  std::vector<ChipsRow>& rows = outcome.rows;
   if (res.interrupted) {
     monitor.rethrow();  // the signal handler's own exception, not always KeyboardInterrupt
     PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -108,16 +105,7 @@ py::tuple chips_consistency_rows(const CompactDraws& draws, const CArray<std::in
   std::vector<std::vector<std::int64_t>> together(static_cast<std::size_t>(M));
   {
     py::gil_scoped_release release;
-    draws.visit([&](auto v) {
-      const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M)));
-#pragma omp parallel num_threads(threads)
-      {
-        std::vector<std::int32_t> stamp(static_cast<std::size_t>(v.rows), -1);
-#pragma omp for schedule(dynamic)
-        for (std::int64_t r = 0; r < M; ++r)
-          chips_consistency(v, lab + r * n, out + r * H, together[static_cast<std::size_t>(r)], stamp);
-      }
-    });
+    chips_consistency(draws, lab, M, out, together, n_jobs);
   }
   py::list clusters;
   for (const auto& t : together) clusters.append(to_array(t));

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "salsox/count_table.hpp"
-#include "salsox/countsum_loss.hpp"
 #include "salsox/countsum_evaluate.hpp"
-#include "salsox/countsum_state.hpp"
+#include "salsox/countsum_loss.hpp"
 #include "salsox/draws.hpp"
 #include "salsox/search.hpp"
 #include "common.hpp"
+#include "engine_calls.hpp"
 #include "table_search.hpp"
 
 namespace py = pybind11;
@@ -106,7 +106,7 @@ void bind_countsum(py::module_& m) {
         const std::int64_t M = estimates.shape(0);
         CountSumViolation bad;
         const std::vector<double> out = without_gil([&](Interrupt* stop) {
-          return draws.visit([&](auto v) { return countsum_losses(v, loss, e, M, n_jobs, tolerance, bad, stop); });
+          return countsum_losses(draws, loss, e, M, n_jobs, tolerance, bad, stop);
         });
         py::object violation = py::none();
         if (bad.draw >= 0) violation = py::make_tuple(bad.estimate, bad.draw, bad.value);

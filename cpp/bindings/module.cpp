@@ -17,9 +17,9 @@
 #include "salsox/count_table.hpp"
 #include "salsox/draws.hpp"
 #include "salsox/evaluate.hpp"
-#include "salsox/pairwise_state.hpp"
 #include "salsox/search.hpp"
 #include "common.hpp"
+#include "engine_calls.hpp"
 #include "table_search.hpp"
 
 #ifdef _OPENMP
@@ -42,7 +42,7 @@ CompactDraws* make_draws_typed(const py::array& raw) {
   const auto H = raw.shape(0), n = raw.shape(1);
   const Int* data = static_cast<const Int*>(raw.data());
   py::gil_scoped_release release;
-  return new CompactDraws(data, H, n);
+  return new_compact_draws(data, H, n);
 }
 
 // The labels exactly as given, dispatched on their dtype: nothing is converted here, because a
@@ -143,9 +143,8 @@ PYBIND11_MODULE(_core, m) {
           throw std::invalid_argument("loss tables are shorter than n + 1");
         const std::int64_t M = estimates.shape(0);
         const std::int32_t* e = estimates.data();
-        const std::vector<double> out = without_gil([&](Interrupt* stop) {
-          return draws.visit([&](auto v) { return expected_losses(v, loss, e, M, n_jobs, stop); });
-        });
+        const std::vector<double> out =
+            without_gil([&](Interrupt* stop) { return expected_losses(draws, loss, e, M, n_jobs, stop); });
         return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("n_jobs") = 1);
@@ -168,7 +167,7 @@ PYBIND11_MODULE(_core, m) {
         const std::int64_t M = estimates.shape(0);
         const auto pk = parse_pairwise(kind);
         const std::vector<double> out = without_gil([&](Interrupt* stop) {
-          return pairwise_losses(psm.data(), n, 1.0, pk, a, b, estimates.data(), M, n_jobs, stop);
+          return psm_losses(psm.data(), n, pk, a, b, estimates.data(), M, n_jobs, stop);
         });
         return to_array(out);
       },
@@ -180,7 +179,7 @@ PYBIND11_MODULE(_core, m) {
     return [](const CompactDraws& draws, int n_jobs) {
       py::array_t<decltype(zero)> out({draws.n(), draws.n()});
       auto* o = out.mutable_data();
-      without_gil([&](Interrupt* stop) { draws.visit([&](auto v) { coclustering(v, o, n_jobs, stop); }); });
+      without_gil([&](Interrupt* stop) { coclustering(draws, o, n_jobs, stop); });
       return out;
     };
   };
@@ -219,12 +218,8 @@ PYBIND11_MODULE(_core, m) {
         if (co.ndim() != 2 || co.shape(1) != n) throw std::invalid_argument("co-clustering counts must be n x n");
         const std::int32_t* sim = co.data();
         return PreparedSearch{n, [=](const SearchOptions& opts, Monitor monitor) {
-                                return run_salso(
-                                    [&] {
-                                      return std::make_unique<PairwiseState<std::int32_t>>(
-                                          sim, n, static_cast<double>(H), PairwiseKind::Binder, a, b, max_clusters);
-                                    },
-                                    opts, std::move(monitor), StateBuild::Parallel);
+                                return pairwise_search(sim, n, static_cast<double>(H), PairwiseKind::Binder, a, b,
+                                                       max_clusters, opts, std::move(monitor));
                               }};
       },
       py::arg("co"), py::arg("H"), py::arg("a"), py::arg("b"));
@@ -237,9 +232,7 @@ PYBIND11_MODULE(_core, m) {
         const auto pk = parse_pairwise(kind);
         const double* sim = psm.data();
         return PreparedSearch{n, [=](const SearchOptions& opts, Monitor monitor) {
-                                return run_salso(
-                                    [&] { return std::make_unique<PairwiseState<double>>(sim, n, 1.0, pk, a, b, max_clusters); },
-                                    opts, std::move(monitor), StateBuild::Parallel);
+                                return pairwise_search(sim, n, 1.0, pk, a, b, max_clusters, opts, std::move(monitor));
                               }};
       },
       py::arg("psm"), py::arg("kind"), py::arg("a"), py::arg("b"));

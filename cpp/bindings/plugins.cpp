@@ -14,11 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "salsox/callback_evaluate.hpp"
-#include "salsox/callback_state.hpp"
 #include "salsox/draws.hpp"
 #include "salsox/search.hpp"
 #include "common.hpp"
+#include "engine_calls.hpp"
 #include "plugin_calls.hpp"
 
 namespace py = pybind11;
@@ -110,14 +109,9 @@ void bind_plugins(py::module_& m) {
         }
         const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
         const TableLossFn fn = python_table_loss(loss);
-        std::vector<double> out(static_cast<std::size_t>(M));
-        without_gil([&](Interrupt* stop) {
-          draws.visit([&](auto v) {
-            for (std::int64_t r = 0; r < M && !stop->stopped(); ++r)
-              out[r] = callback_expected_loss(v, layout, fn, e + r * n, max_cells, stop);
-          });
-        });
-        return py::array_t<double>(static_cast<py::ssize_t>(M), out.data());
+        const std::vector<double> out =
+            without_gil([&](Interrupt* stop) { return callback_losses(draws, layout, fn, e, M, max_cells, stop); });
+        return to_array(out);
       },
       py::arg("draws"), py::arg("loss"), py::arg("estimates"), py::arg("max_cells") = kDefaultMaxCells,
       "Monte Carlo expected loss of each estimate row under a table-loss callback.");
@@ -133,16 +127,8 @@ void bind_plugins(py::module_& m) {
         const TableLossFn fn = python_table_loss(loss, calls);
         return PreparedSearch{draws.n(), [&draws, layout, fn, calls, max_clusters, max_cells](
                                              const SearchOptions& opts, Monitor monitor) {
-                                monitor = stopping(std::move(monitor), calls);
-                                return draws.visit([&](auto v) {
-                                  using Label = std::remove_const_t<std::remove_pointer_t<decltype(v.labels)>>;
-                                  return run_salso(
-                                      [&] {
-                                        return std::make_unique<CallbackState<Label>>(v, *layout, fn, max_clusters,
-                                                                                      max_cells);
-                                      },
-                                      opts, monitor);
-                                });
+                                return callback_search(draws, *layout, fn, max_clusters, max_cells, opts,
+                                                       stopping(std::move(monitor), calls));
                               }};
       },
       py::arg("draws"), py::arg("loss"), py::arg("max_cells"));

@@ -9,8 +9,8 @@
 #include <stdexcept>
 
 #include "salsox/draws.hpp"
-#include "salsox/particle_vi.hpp"
 #include "common.hpp"
+#include "engine_calls.hpp"
 
 namespace py = pybind11;
 using namespace salsox;
@@ -47,7 +47,7 @@ py::array_t<double> particle_vi_matrix(const CompactDraws& draws, const CArray<s
   Interrupt interrupt([&] { return stop_requested(stop, error); });
   {
     py::gil_scoped_release release;
-    draws.visit([&](auto v) { particle_vi(v, p, L, o, n_jobs, &interrupt); });
+    particle_vi(draws, p, L, o, n_jobs, &interrupt);
   }
   if (error) std::rethrow_exception(error);
   if (interrupt.stopped()) {
