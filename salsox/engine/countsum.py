@@ -59,14 +59,15 @@ class CountSumRoute(CountsRoute):
         return threads * int(_core.countsum_bytes(d._core, max_clusters, c.formula))
 
     def losses_bytes(self, n_estimates: int, max_clusters: int, n_jobs: int) -> int:
-        """Each thread's block of contingency tables (1 MiB, or one draw's when larger; see
-        countsum_evaluate.hpp) and the draws' losses of the estimate it evaluates, plus the
-        draws' losses of a split estimate."""
+        """Each thread's block of contingency tables (at most 64 draws' and 1 MiB, or one
+        draw's when larger; see draw_blocks.hpp) and that block's per-draw losses, plus every
+        draw's loss when fewer estimates than threads split one estimate's draws."""
         d = self._draws()
         table = 4 * max(1, int(d._core.kmax)) * max(1, max_clusters)
-        block = max(table, min(1 << 20, 64 * table))
+        block_draws = max(1, min(64, (1 << 20) // table))
         threads = max(1, min(n_jobs, cpu_info().affinity))  # the engine's loops take no more
-        return threads * (block + 8 * d.n_draws + 1024) + 8 * d.n_draws + 8 * n_estimates
+        split = 8 * d.n_draws if n_estimates < threads else 0
+        return threads * (block_draws * (table + 8) + 1024) + split + 8 * n_estimates
 
     def search(self, options: Dict[str, Any]) -> Dict[str, Any]:
         d, c = self._draws(), self.compiled()
