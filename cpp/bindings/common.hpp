@@ -1,4 +1,4 @@
-// Helpers shared by the binding translation units (module.cpp, plugins.cpp, chips.cpp).
+// Helpers shared by the binding files (module.cpp, countsum.cpp, plugins.cpp, chips.cpp, wasabi.cpp).
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
