@@ -38,6 +38,14 @@ def _worker() -> None:
     import salsox
     from _common import load_draws, loss_of
 
+    # An editable install of salsox in this interpreter takes precedence over PYTHONPATH: the
+    # worker would time that build instead of the one asked for.
+    root = Path(os.environ["SALSOX_BENCH_BUILD"]).resolve()
+    for module in (salsox, salsox._core):
+        if root not in Path(module.__file__).resolve().parents:
+            raise SystemExit(f"bench_builds: {module.__name__} came from {module.__file__}, not from {root}; "
+                             "run this script with an interpreter without salsox installed")
+
     rows = reference_rows()
     draws: Dict[str, Any] = {}
     for line in sys.stdin:
@@ -54,7 +62,7 @@ def _worker() -> None:
 
 class Build:
     def __init__(self, root: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), str(HERE)]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), str(HERE)]), SALSOX_BENCH_BUILD=str(root))
         # (Builds from before issue 38 also read SALSOX_TABLE_ORDER.)
         for name in ("SALSOX_SIMD", "SALSOX_CELL_CACHE", "SALSOX_CELL_LANES", "SALSOX_TABLE_ORDER"):
             env.pop(name, None)

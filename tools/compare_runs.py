@@ -75,6 +75,9 @@ def summary(raw: Dict[str, Any]) -> Dict[str, Any]:
 def record(quick: bool, jobs: int = 1) -> Dict[str, Any]:
     from salsox import _core
 
+    # An editable install in this interpreter takes precedence over PYTHONPATH: say which build.
+    print(f"recording the build at {_core.__file__}", file=sys.stderr)
+
     common = dict(max_zealous=10, prob_sequential=0.5, max_scans=0, seconds=0.0, n_jobs=jobs)
     out: Dict[str, Any] = {}
     sets = [("iris", 1000, 8, 20), ("galaxy", 2000, 8, 20), ("ex1", 1000, 4, 30)]
