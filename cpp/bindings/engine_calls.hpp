@@ -1,6 +1,5 @@
 // The engine calls of the binding files, on the draws' CompactDraws, compiled for every label
-// width without pybind11 (compact_draws.cpp, pairwise_search.cpp, callback_search.cpp,
-// draws_evaluate.cpp, chips_runs.cpp: one unit, beside the bindings' one; CMakeLists.txt).
+// width in engine_calls.cpp, a unit without pybind11 beside the bindings' one (CMakeLists.txt).
 #pragma once
 #include <cstdint>
 #include <vector>
