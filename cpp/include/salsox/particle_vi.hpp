@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "count_loss.hpp"
+#include "dispatch.hpp"
 #include "draws.hpp"
-#include "threads.hpp"
 
 namespace salsox {
 
