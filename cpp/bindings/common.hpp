@@ -185,7 +185,9 @@ inline SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous,
 using Fixed = std::optional<CArray<std::int32_t>>;
 
 // Fixed items (salso(..., fixed=)): n labels, -1 free, fixed clusters 0..F-1 in order of first
-// appearance, F <= max_clusters; the given starts must agree with them. Set after make_options.
+// appearance, F <= max_clusters. Whether the given starts agree with them is checked where a
+// user reads the message (salsox/search/fixed.py): a start that does not indexes nothing out of
+// range (it only leaves its fixed items where it put them).
 inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std::int32_t max_clusters) {
   if (!fixed) return;
   if (fixed->ndim() != 1 || fixed->shape(0) != n) throw std::invalid_argument("fixed must have n labels");
@@ -196,20 +198,6 @@ inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std:
     if (f[i] == next) ++next;
   }
   if (next > max_clusters) throw std::invalid_argument("max_clusters is below the number of fixed clusters");
-  if (o.initial) {
-    for (std::int64_t r = 0; r < o.n_runs; ++r) {
-      if (!o.initial_used[r]) continue;
-      const std::int32_t* lab = o.initial + r * n;
-      std::vector<std::int32_t> slot(static_cast<std::size_t>(next), -1), owner(static_cast<std::size_t>(max_clusters), -1);
-      for (std::int64_t i = 0; i < n; ++i) {
-        if (f[i] < 0) continue;
-        if (slot[f[i]] < 0) slot[f[i]] = lab[i];
-        if (owner[lab[i]] < 0) owner[lab[i]] = f[i];
-        if (slot[f[i]] != lab[i] || owner[lab[i]] != f[i])
-          throw std::invalid_argument("initial partitions must agree with the fixed labels");
-      }
-    }
-  }
   o.fixed = f;
   o.n_fixed = next;
 }
