@@ -224,6 +224,21 @@ def test_initial_below_the_threshold_is_returned_as_it_is() -> None:
     np.testing.assert_array_equal(path.probability, [0.0, 0.0])
 
 
+def test_consistency_of_rows_with_an_unused_label() -> None:
+    # The engine's check of sub-partitions called directly: label 1 has no item. Its cluster has
+    # no representative, which the engine once read as item -1, out of the draws' bounds.
+    draws = salsox.Draws(np.array([[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1]]))
+    gap = np.array([[0, 0, -1, 2], [2, -1, 0, 0]], dtype=np.int32)
+    dense = np.array([[0, 0, -1, 1], [1, -1, 0, 0]], dtype=np.int32)
+    mask, together = salsox._core.chips_consistency(draws._core, gap, 2)
+    dense_mask, dense_together = salsox._core.chips_consistency(draws._core, dense, 2)
+    np.testing.assert_array_equal(mask, dense_mask)
+    np.testing.assert_array_equal(mask, [[1, 0, 1], [1, 1, 0]])
+    np.testing.assert_array_equal(together[0], [2, 0, 3])
+    np.testing.assert_array_equal(together[1], [2, 0, 3])
+    np.testing.assert_array_equal(dense_together[0], [2, 3])
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [

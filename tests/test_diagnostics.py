@@ -248,6 +248,16 @@ def test_other_distances_are_the_losses_between_draws_and_references(distance):
                                atol=1e-9)
 
 
+def test_a_table_loss_distance_takes_draws_with_sparse_labels():
+    # Sparse labels are relabelled in value order, not by first appearance: the draws' rows the
+    # engine scores as estimates against the references are then out of order (once refused).
+    chains = np.random.default_rng(1).integers(0, 3, size=(2, 200, 12))
+    sparse = chains * 10**6 + 7
+    got = salsox.diagnose(sparse, distance=_CostlySplits(), seed=5, **FAST)
+    want = salsox.diagnose(chains, distance=_CostlySplits(), seed=5, **FAST)
+    np.testing.assert_allclose(got.traces, want.traces, atol=1e-12)
+
+
 def _numpy_gap(chains: np.ndarray) -> tuple:
     """P_ij (mean VI over pairs of draws, distinct ones within a chain) and G_ij, in numpy."""
     c, h, _ = chains.shape

@@ -23,7 +23,6 @@ namespace {
 py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs, int n_jobs, std::uint64_t seed,
                const std::string& mode, const std::optional<CArray<std::int32_t>>& initial,
                std::int64_t first_run) {
-  if (n_runs < 1) throw std::invalid_argument("n_runs must be >= 1");
   if (mode != "path" && mode != "single" && mode != "all") throw std::invalid_argument("unknown chips mode");
   const std::int32_t* init = nullptr;
   if (initial) {
@@ -32,19 +31,15 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
   }
   const ChipsOptions opts{n_runs, threshold, n_jobs, seed, first_run};
   ChipsOutcome outcome;
-  PythonMonitor monitor{py::none()};
+  PythonStop python;
   {
     py::gil_scoped_release release;
-    outcome = chips_runs(draws, init, opts, mode == "path", monitor.monitor());
+    outcome = chips_runs(draws, init, opts, mode == "path", python.monitor());
   }
   const ChipsStart& start = outcome.start;
   const ChipsRuns& res = outcome.runs;
   std::vector<ChipsRow>& rows = outcome.rows;
-  if (res.interrupted) {
-    monitor.rethrow();  // the signal handler's own exception, not always KeyboardInterrupt
-    PyErr_SetNone(PyExc_KeyboardInterrupt);
-    throw py::error_already_set();
-  }
+  python.raise_if(res.interrupted);
   if (mode == "single") rows.resize(1);
   const auto n = draws.n();
   const auto m = static_cast<py::ssize_t>(rows.size());
@@ -94,13 +89,10 @@ py::dict chips(const CompactDraws& draws, double threshold, std::int64_t n_runs,
 // For each row of `labels` (M x n, -1 unallocated): the mask of consistent draws (M x H) and,
 // per row, for each cluster the number of draws in which all its members share a label.
 py::tuple chips_consistency_rows(const CompactDraws& draws, const CArray<std::int32_t>& labels, int n_jobs) {
-  const auto n = draws.n(), H = draws.H();
-  if (labels.ndim() != 2 || labels.shape(1) != n) throw std::invalid_argument("labels must be M x n");
+  check_estimates(labels, draws.n(), "labels", true);
   const std::int64_t M = labels.shape(0);
   const std::int32_t* lab = labels.data();
-  for (std::int64_t x = 0; x < M * n; ++x)
-    if (lab[x] < -1 || lab[x] >= n) throw std::invalid_argument("labels must be -1 or 0..n-1");
-  py::array_t<std::uint8_t> mask({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(H)});
+  py::array_t<std::uint8_t> mask({static_cast<py::ssize_t>(M), static_cast<py::ssize_t>(draws.H())});
   std::uint8_t* out = mask.mutable_data();
   std::vector<std::vector<std::int64_t>> together(static_cast<std::size_t>(M));
   {

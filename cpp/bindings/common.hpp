@@ -37,118 +37,106 @@ py::array_t<T> to_array(const std::vector<T>& v) {
   return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
 }
 
-// Python's pending signals, checked from the calling thread (with the GIL released around
-// it): true when a handler raised (Ctrl-C's KeyboardInterrupt), whose exception is kept in
-// `error`. Never throws.
-inline bool python_signalled(std::exception_ptr& error) {
-  py::gil_scoped_acquire acquire;
-  if (PyErr_CheckSignals() == 0) return false;
-  error = std::make_exception_ptr(py::error_already_set());
-  return true;
-}
-
-// Ctrl-C for an engine call that is not a search (see without_gil).
-class PythonInterrupt {
+// What stops an engine call from Python, polled from the calling thread while the GIL is
+// released (at most every 50 ms, by Interrupt or StopControl): Ctrl-C, whose KeyboardInterrupt
+// comes from Python's signal handler; an exception from `stop()` (WASABI's starts run on worker
+// threads, where Python runs no signal handler); and in a search, an exception from
+// `progress(runs_done, runs_total, best_loss, seconds)`. That callable hears of finished runs
+// and, in between, about twice a second, calls spaced by at least the previous call's time so
+// that a slow callable cannot stall the search.
+class PythonStop {
  public:
-  PythonInterrupt() : interrupt_([this] { return python_signalled(error_); }) {}
-  Interrupt* get() { return &interrupt_; }
-  // Re-raises the signal handler's exception (KeyboardInterrupt) if the call was stopped.
-  void raise_if_stopped() {
+  explicit PythonStop(py::object progress = py::none(), py::object stop = py::none())
+      : progress_(std::move(progress)), stop_(std::move(stop)) {}
+  PythonStop(const PythonStop&) = delete;
+  PythonStop& operator=(const PythonStop&) = delete;
+
+  // A search's monitor; the interrupt of an engine call that is not a search.
+  Monitor monitor() {
+    return [this](const Progress& p) { return poll(&p); };
+  }
+  Interrupt* interrupt() { return &interrupt_; }
+
+  // With the GIL held, after the call: raises the exception that stopped it (the callable's,
+  // or whatever a signal handler raised), or KeyboardInterrupt when `stopped` without one.
+  void raise_if(bool stopped) {
     if (error_) std::rethrow_exception(error_);
-    if (interrupt_.stopped()) {
+    if (stopped) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw py::error_already_set();
     }
   }
 
- private:
-  std::exception_ptr error_;
-  Interrupt interrupt_;
-};
-
-// The search's monitor on the Python side, polled from the calling thread while the GIL is
-// released: Ctrl-C stops the search, and an optional `progress(runs_done, runs_total,
-// best_loss, seconds)` callable hears of finished runs and, in between, about twice a second,
-// calls spaced by at least the previous call's time so that a slow callable cannot stall the
-// search. An exception from the callable or a signal handler stops the search.
-// f(interrupt) with the GIL released, stopped by Ctrl-C, which is then re-raised (called with
-// the GIL held): an engine call that is not a search (loss evaluation, co-clustering counts).
-template <class F>
-auto without_gil(F&& f) {
-  PythonInterrupt interrupt;
-  auto call = [&] {
-    py::gil_scoped_release release;
-    return f(interrupt.get());
-  };
-  if constexpr (std::is_void_v<decltype(call())>) {
-    call();
-    interrupt.raise_if_stopped();
-  } else {
-    auto out = call();
-    interrupt.raise_if_stopped();
-    return out;
-  }
-}
-
-class PythonMonitor {
- public:
-  explicit PythonMonitor(py::object progress) : progress_(std::move(progress)) {}
-  PythonMonitor(const PythonMonitor&) = delete;
-  PythonMonitor& operator=(const PythonMonitor&) = delete;
-
-  Monitor monitor() {
-    return [this](const Progress& p) { return poll(p); };
-  }
-
-  // With the GIL held, after an engine call that it stopped: re-raises the exception that
-  // stopped it (the callable's, or whatever a signal handler raised).
-  void rethrow() {
-    if (error_) std::rethrow_exception(error_);
-  }
-
-  // With the GIL held, after the search: re-raises the callable's exception, then reports the
-  // final state once more (so a bar ends on the true count).
-  void finish(const SearchResult& res, std::int64_t runs_total) {
-    rethrow();
-    if (progress_.is_none() || res.interrupted) return;
+  // With the GIL held, after a search that ran to its end: reports its final state once more
+  // (so a bar ends on the true count).
+  void report_final(const SearchResult& res, std::int64_t runs_total) {
+    if (progress_.is_none()) return;
     const double best = res.best_labels.empty() ? std::numeric_limits<double>::infinity() : res.best_loss;
     progress_(res.runs_done, runs_total, best, res.seconds);
   }
 
  private:
-  bool poll(const Progress& p) {
-    if (python_signalled(error_)) return true;
-    if (progress_.is_none()) return false;
-    const bool news = p.runs_done != last_done_;
-    const double since = seconds_since(last_end_);
-    if (since < (news ? last_took_ : std::max(0.5, last_took_))) return false;
+  // Whether the call must stop; never throws (what stopped it is kept in error_).
+  bool poll(const Progress* p) {
     py::gil_scoped_acquire acquire;
-    last_done_ = p.runs_done;
-    const auto start = Clock::now();
     try {
-      progress_(p.runs_done, p.runs_total, p.best_loss, p.seconds);
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (!stop_.is_none()) stop_();
+      if (p && !progress_.is_none()) report_if_due(*p);
     } catch (...) {
       error_ = std::current_exception();
       return true;
     }
-    last_end_ = Clock::now();
-    last_took_ = std::chrono::duration<double>(last_end_ - start).count();
     return false;
   }
 
-  py::object progress_;
+  void report_if_due(const Progress& p) {
+    const bool news = p.runs_done != last_done_;
+    if (seconds_since(last_end_) < (news ? last_took_ : std::max(0.5, last_took_))) return;
+    last_done_ = p.runs_done;
+    const auto start = Clock::now();
+    progress_(p.runs_done, p.runs_total, p.best_loss, p.seconds);
+    last_end_ = Clock::now();
+    last_took_ = std::chrono::duration<double>(last_end_ - start).count();
+  }
+
+  py::object progress_, stop_;
   std::exception_ptr error_;
+  Interrupt interrupt_{[this] { return poll(nullptr); }};
   std::int64_t last_done_ = -1;
   Clock::time_point last_end_ = Clock::now() - std::chrono::hours(1);
   double last_took_ = 0.0;
 };
 
-// Estimates as M x n labels, each in 0..n-1.
-inline void check_estimates(const CArray<std::int32_t>& est, std::int64_t n) {
-  if (est.ndim() != 2 || est.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
-  const std::int32_t* e = est.data();
-  for (py::ssize_t x = 0; x < est.size(); ++x)
-    if (e[x] < 0 || e[x] >= n) throw std::invalid_argument("estimate labels must be in 0..n-1");
+// f(interrupt) with the GIL released, for an engine call that is not a search (loss
+// evaluation, co-clustering counts): stopped as PythonStop says, and what stopped it re-raised.
+template <class F>
+auto without_gil(F&& f, py::object stop = py::none()) {
+  PythonStop python(py::none(), std::move(stop));
+  auto call = [&] {
+    py::gil_scoped_release release;
+    return f(python.interrupt());
+  };
+  if constexpr (std::is_void_v<decltype(call())>) {
+    call();
+    python.raise_if(python.interrupt()->stopped());
+  } else {
+    auto out = call();
+    python.raise_if(python.interrupt()->stopped());
+    return out;
+  }
+}
+
+// Partitions (estimates, particles) as rows of n labels, each in 0..n-1, or -1 for an
+// unallocated item where `unallocated` allows it: the labels index the engine's tables.
+inline void check_estimates(const CArray<std::int32_t>& rows, std::int64_t n, const std::string& what = "estimates",
+                            bool unallocated = false) {
+  if (rows.ndim() != 2 || rows.shape(1) != n) throw std::invalid_argument(what + " must be rows of n labels");
+  const std::int32_t lowest = unallocated ? -1 : 0;
+  const std::int32_t* e = rows.data();
+  for (py::ssize_t x = 0; x < rows.size(); ++x)
+    if (e[x] < lowest || e[x] >= n)
+      throw std::invalid_argument(what + " labels must be in " + (unallocated ? "-1, " : "") + "0..n-1");
 }
 
 using Initial = std::optional<CArray<std::int32_t>>;
@@ -197,7 +185,9 @@ inline SearchOptions make_options(std::int64_t n_runs, std::int32_t max_zealous,
 using Fixed = std::optional<CArray<std::int32_t>>;
 
 // Fixed items (salso(..., fixed=)): n labels, -1 free, fixed clusters 0..F-1 in order of first
-// appearance, F <= max_clusters; the given starts must agree with them. Set after make_options.
+// appearance, F <= max_clusters. Whether the given starts agree with them is checked where a
+// user reads the message (salsox/search/fixed.py): a start that does not indexes nothing out of
+// range (it only leaves its fixed items where it put them).
 inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std::int32_t max_clusters) {
   if (!fixed) return;
   if (fixed->ndim() != 1 || fixed->shape(0) != n) throw std::invalid_argument("fixed must have n labels");
@@ -208,31 +198,14 @@ inline void set_fixed(SearchOptions& o, const Fixed& fixed, std::int64_t n, std:
     if (f[i] == next) ++next;
   }
   if (next > max_clusters) throw std::invalid_argument("max_clusters is below the number of fixed clusters");
-  if (o.initial) {
-    for (std::int64_t r = 0; r < o.n_runs; ++r) {
-      if (!o.initial_used[r]) continue;
-      const std::int32_t* lab = o.initial + r * n;
-      std::vector<std::int32_t> slot(static_cast<std::size_t>(next), -1), owner(static_cast<std::size_t>(max_clusters), -1);
-      for (std::int64_t i = 0; i < n; ++i) {
-        if (f[i] < 0) continue;
-        if (slot[f[i]] < 0) slot[f[i]] = lab[i];
-        if (owner[lab[i]] < 0) owner[lab[i]] = f[i];
-        if (slot[f[i]] != lab[i] || owner[lab[i]] != f[i])
-          throw std::invalid_argument("initial partitions must agree with the fixed labels");
-      }
-    }
-  }
   o.fixed = f;
   o.n_fixed = next;
 }
 
-// The search's result as a dict; with `debug`, each run also has "sums_drift", "score_threads"
-// and "zealous_rounds" (per round, its starting "labels" and the members of each cluster "tried").
+// The result of a search that ran to its end as a dict; with `debug`, each run also has
+// "sums_drift", "score_threads" and "zealous_rounds" (per round, its starting "labels" and the
+// members of each cluster "tried").
 inline py::dict to_python(const SearchResult& res, bool debug = false) {
-  if (res.interrupted) {
-    PyErr_SetNone(PyExc_KeyboardInterrupt);
-    throw py::error_already_set();
-  }
   py::list runs;
   for (const auto& r : res.runs) {
     py::dict d;
@@ -320,12 +293,13 @@ void def_salso(py::module_& m, const char* name, const char* doc, Prepare prepar
         opts.debug = debug;
         opts.prob_singletons = prob_singletons;
         SearchResult res;
-        PythonMonitor monitor(std::move(progress));
+        PythonStop python(std::move(progress));
         {
           py::gil_scoped_release release;
-          res = search.run(opts, monitor.monitor());
+          res = search.run(opts, python.monitor());
         }
-        monitor.finish(res, opts.n_runs);
+        python.raise_if(res.interrupted);
+        python.report_final(res, opts.n_runs);
         return to_python(res, debug);
       },
       lead_names..., py::arg("max_clusters"), py::arg("n_runs"), py::arg("max_zealous"),

@@ -1,7 +1,6 @@
 // The engine calls of the binding files (engine_calls.hpp), compiled without pybind11: the
 // draws' construction, the pairwise and callback searches, the evaluations of given partitions
 // and CHIPS.
-#include <algorithm>
 #include <type_traits>
 
 #include "salsox/callback_evaluate.hpp"
@@ -108,14 +107,12 @@ void chips_consistency(const CompactDraws& draws, const std::int32_t* labels, st
                        std::vector<std::vector<std::int64_t>>& together, int n_jobs) {
   const std::int64_t n = draws.n(), H = draws.H();
   draws.visit([&](auto v) {
-    const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n_jobs, M)));
-#pragma omp parallel num_threads(threads)
-    {
-      std::vector<std::int32_t> stamp(static_cast<std::size_t>(v.rows), -1);
-#pragma omp for schedule(dynamic)
-      for (std::int64_t r = 0; r < M; ++r)
-        salsox::chips_consistency(v, labels + r * n, out + r * H, together[static_cast<std::size_t>(r)], stamp);
-    }
+    const int threads = loop_threads(n_jobs, M);
+    std::vector<std::vector<std::int32_t>> stamps(static_cast<std::size_t>(threads),
+                                                  std::vector<std::int32_t>(static_cast<std::size_t>(v.rows), -1));
+    parallel_for(threads, M, nullptr, [&](std::int64_t r, int t) {
+      salsox::chips_consistency(v, labels + r * n, out + r * H, together[static_cast<std::size_t>(r)], stamps[t]);
+    });
   });
 }
 

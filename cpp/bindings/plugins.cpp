@@ -93,20 +93,10 @@ void bind_plugins(py::module_& m) {
   m.def(
       "callback_losses",
       [](const CompactDraws& draws, py::function loss, const CArray<std::int32_t>& estimates, std::int64_t max_cells) {
-        const std::int64_t n = draws.n();
-        if (estimates.ndim() != 2 || estimates.shape(1) != n) throw std::invalid_argument("estimates must be M x n");
+        check_estimates(estimates, draws.n());
         check_max_cells(max_cells);
         const std::int64_t M = estimates.shape(0);
         const std::int32_t* e = estimates.data();
-        // Rows must be canonical (0..q-1 without gaps), as a search state's slots are.
-        for (std::int64_t r = 0; r < M; ++r) {
-          std::int32_t top = -1;
-          for (std::int64_t i = 0; i < n; ++i) {
-            const std::int32_t c = e[r * n + i];
-            if (c < 0 || c > top + 1) throw std::invalid_argument("estimate rows must be labelled 0..q-1 in order of first appearance");
-            top = std::max(top, c);
-          }
-        }
         const TableLayout layout(draws.clusters_per_draw().data(), draws.H());
         const TableLossFn fn = python_table_loss(loss);
         const std::vector<double> out =

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -452,28 +453,26 @@ inline std::vector<ChipsRow> chips_path(const ChipsStart& start, const std::vect
 inline std::vector<ChipsRow> chips_finals(const ChipsStart& start, const std::vector<ChipsRunResult>& runs) {
   ChipsStates st(start, runs);
   std::vector<ChipsRow> rows(runs.size());
-  std::vector<std::vector<std::int32_t>> raw(runs.size());
   for (std::size_t r = 0; r < runs.size(); ++r) {
     rows[r].run = static_cast<std::int64_t>(r);
     rows[r].size = st.final_size(r);
     rows[r].count = st.count(r, rows[r].size);
     rows[r].final_state = true;
-    raw[r] = st.labels(r, rows[r].size);
+    rows[r].labels = canonical_labels(st.labels(r, rows[r].size));
   }
-  std::sort(rows.begin(), rows.end(), [&](const ChipsRow& a, const ChipsRow& b) {
+  // Canonical labels compare as std::vector compares them, -1 first (as canonical_less).
+  std::sort(rows.begin(), rows.end(), [](const ChipsRow& a, const ChipsRow& b) {
     if (a.size != b.size) return a.size > b.size;
     if (a.count != b.count) return a.count > b.count;
-    if (st.canonical_less(raw[a.run], raw[b.run])) return true;
-    if (st.canonical_less(raw[b.run], raw[a.run])) return false;
-    return a.run < b.run;
+    return std::tie(a.labels, a.run) < std::tie(b.labels, b.run);
   });
-  for (auto& row : rows) row.labels = canonical_labels(raw[row.run]);
   return rows;
 }
 
 // For one sub-partition (labels 0..K-1, -1 unallocated): which draws are consistent with it
-// (`consistent`, H entries) and, per cluster, in how many draws all its members share a label.
-// `stamp` (one entry per draw cluster, all -1 on entry and on return) is workspace.
+// (`consistent`, H entries) and, per cluster, in how many draws all its members share a label
+// (0 for a label below K that no item has). `stamp` (one entry per draw cluster, all -1 on
+// entry and on return) is workspace.
 template <class Label>
 void chips_consistency(const DrawsView<Label>& v, const std::int32_t* labels, std::uint8_t* consistent,
                        std::vector<std::int64_t>& together, std::vector<std::int32_t>& stamp) {
@@ -492,6 +491,7 @@ void chips_consistency(const DrawsView<Label>& v, const std::int32_t* labels, st
   together.assign(static_cast<std::size_t>(K), 0);
   for (std::int64_t h = 0; h < v.H; ++h) consistent[h] = 1;
   for (std::int32_t c = 0; c < K; ++c) {
+    if (rep[c] < 0) continue;
     const Label* lr = v.item(rep[c]);
     const std::uint8_t* okc = ok.data() + static_cast<std::size_t>(c) * v.H;
     for (std::int64_t h = 0; h < v.H; ++h) {
@@ -502,6 +502,7 @@ void chips_consistency(const DrawsView<Label>& v, const std::int32_t* labels, st
     }
   }
   for (std::int32_t c = 0; c < K; ++c) {
+    if (rep[c] < 0) continue;
     const Label* lr = v.item(rep[c]);
     for (std::int64_t h = 0; h < v.H; ++h) stamp[static_cast<std::size_t>(v.base[h] + lr[h])] = -1;
   }

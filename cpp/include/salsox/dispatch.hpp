@@ -1,5 +1,6 @@
 // How a search's runs are spread over threads: the stop control shared by the threads (Ctrl-C,
-// progress) and the run dispatcher. Used by the SALSO search and by CHIPS.
+// progress) and the run dispatcher, used by the SALSO search and by CHIPS, and the engine's
+// other parallel loops on that dispatcher.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -168,6 +169,21 @@ void for_each_run(int threads, std::int64_t n_runs, StopControl& control, RunOne
     }
   }
   if (error) std::rethrow_exception(error);
+}
+
+// body(i, thread) for i < count on up to `threads` threads (loop_threads), the items handed out
+// one at a time as runs are, until `interrupt` stops it (the calling thread answers it while it
+// waits for the others' last items). The first exception stops the loop and is rethrown.
+template <class Body>
+void parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
+  Monitor check;
+  if (interrupt) check = [interrupt](const Progress&) { return interrupt->poll(); };
+  StopControl control(std::move(check), count);
+  for_each_run(loop_threads(threads, count), count, control, [&](std::int64_t i, int thread) {
+    if (interrupt && interrupt->poll()) return false;
+    body(i, thread);
+    return true;
+  });
 }
 
 }  // namespace salsox

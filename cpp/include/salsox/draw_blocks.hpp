@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "dispatch.hpp"
 #include "draws.hpp"
-#include "threads.hpp"
 
 namespace salsox {
 

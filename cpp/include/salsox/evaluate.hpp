@@ -9,10 +9,10 @@
 #include "count_loss.hpp"
 #include "count_storage.hpp"
 #include "count_types.hpp"
+#include "dispatch.hpp"
 #include "draw_blocks.hpp"
 #include "draws.hpp"
 #include "pairwise_state.hpp"
-#include "threads.hpp"
 
 namespace salsox {
 

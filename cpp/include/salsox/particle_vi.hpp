@@ -8,12 +8,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <vector>
 
 #include "count_loss.hpp"
+#include "dispatch.hpp"
 #include "draws.hpp"
-#include "threads.hpp"
 
 namespace salsox {
 
@@ -38,10 +37,7 @@ void particle_vi(const DrawsView<Label>& d, const std::int32_t* particles, std::
     const std::int32_t* c = particles + l * n;
     Particle& p = parts[static_cast<std::size_t>(l)];
     std::int32_t K = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (c[i] < 0 || c[i] >= n) throw std::invalid_argument("particle labels must be in 0..n-1");
-      K = std::max(K, c[i] + 1);
-    }
+    for (std::int64_t i = 0; i < n; ++i) K = std::max(K, c[i] + 1);
     p.start.assign(static_cast<std::size_t>(K) + 1, 0);
     for (std::int64_t i = 0; i < n; ++i) ++p.start[static_cast<std::size_t>(c[i]) + 1];
     for (std::int32_t k = 0; k < K; ++k) {

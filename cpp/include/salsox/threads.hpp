@@ -1,5 +1,5 @@
 // Thread plumbing of the engine's parallel loops: thread counts safe after fork(), interrupts,
-// a parallel loop that keeps exceptions inside its region, and the crew of a search's threads.
+// the wait for a loop's last threads, and the crew of a search's threads.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -137,60 +137,6 @@ class Countdown {
   std::mutex mutex_;
   std::condition_variable woken_;
 };
-
-// body(i, thread) for i < count over up to `threads` threads (loop_threads; dynamic schedule),
-// until `interrupt` stops it. The first exception stops the loop and is rethrown after the
-// parallel region (one leaving an OpenMP region terminates the process). Returns the threads used.
-template <class Body>
-int parallel_for(int threads, std::int64_t count, Interrupt* interrupt, Body&& body) {
-  threads = loop_threads(threads, count);
-  std::atomic<std::int64_t> next{0};
-  Countdown active(threads);
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&](int t) {
-    for (;;) {
-      if (failed.load(std::memory_order_relaxed) || (interrupt && interrupt->poll())) break;
-      const std::int64_t i = next.fetch_add(1);
-      if (i >= count) break;
-      try {
-        body(i, t);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed.store(true);
-        break;
-      }
-    }
-    active.done();
-    // The calling thread answers interrupts until the others finish their last item.
-    if (t == 0 && interrupt) active.wait([interrupt] { interrupt->poll(); });
-  };
-  if (threads == 1) {
-    work(0);
-  } else {
-    int team = threads;
-#pragma omp parallel num_threads(threads)
-    {
-      int t = 0;
-#ifdef _OPENMP
-      t = omp_get_thread_num();
-      // The runtime may give fewer threads than asked (OMP_THREAD_LIMIT, a nested region):
-      // counting one that never comes, the calling thread waited forever.
-#pragma omp single
-      {
-        team = omp_get_num_threads();
-        active.reset(team);
-      }
-#endif
-      work(t);
-    }
-    threads = team;
-  }
-  if (error) std::rethrow_exception(error);
-  return threads;
-}
 
 // The threads of one search lending themselves to each other: a thread with no run left serves
 // the loops that the runs still going share through the crew (share), each posted in its
