@@ -94,6 +94,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = parser.parse_args(argv)
     refs = [(i, r) for i, r in enumerate(reference_rows())
             if r["dataset"] in args.datasets and (not args.losses or r["loss"] in args.losses)]
+    if not refs:
+        known = sorted({r["loss"] for r in reference_rows()})
+        parser.error(f"--losses {args.losses} selects no row; the loss column holds {known}")
     builds = [Build(args.old), Build(args.new)]
     best: Dict[int, List[float]] = {i: [math.inf, math.inf] for i, _ in refs}
     print(f"load before: {os.getloadavg()[0]:.2f}", flush=True)
